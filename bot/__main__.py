@@ -1,0 +1,5 @@
+"""`python -m bot` is the same as the `digest-bot` console script."""
+
+from bot.cli import main
+
+raise SystemExit(main())

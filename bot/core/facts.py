@@ -1,0 +1,65 @@
+"""What we know about a pull request: the input to every pure decision."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# GitHub's PR-files endpoint returns at most this many files (REST docs, "List pull
+# requests files"); a PR with more reports the true count in `changed_files`.
+GITHUB_FILES_CAP = 3000
+
+
+class ChangedFile(BaseModel):
+    """One entry of the PR-files endpoint, trimmed to what the digest reads."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    filename: str
+    status: str = "modified"  # added | removed | modified | renamed | copied | changed | unchanged
+    additions: int = 0
+    deletions: int = 0
+    patch: str | None = None
+    previous_filename: str | None = None
+
+    @property
+    def changes(self) -> int:
+        return self.additions + self.deletions
+
+
+class PullRequestFacts(BaseModel):
+    """Everything the digest is a function of (besides rules and language)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    repo: str = "vllm-project/vllm"
+    number: int = 0
+    title: str = ""
+    body: str = ""
+    author: str = ""
+    labels: tuple[str, ...] = ()
+    base_ref: str = "main"
+    head_sha: str = ""
+    draft: bool = False
+    state: str = "open"
+    # The counts GitHub reports for the whole PR; `files` may be shorter (API cap,
+    # or an offline run with a partial list).
+    changed_files: int = 0
+    additions: int = 0
+    deletions: int = 0
+    files: tuple[ChangedFile, ...] = Field(default_factory=tuple)
+
+    @property
+    def total_changed_files(self) -> int:
+        return max(self.changed_files, len(self.files))
+
+    @property
+    def total_additions(self) -> int:
+        return max(self.additions, sum(f.additions for f in self.files))
+
+    @property
+    def total_deletions(self) -> int:
+        return max(self.deletions, sum(f.deletions for f in self.files))
+
+    @property
+    def files_truncated(self) -> bool:
+        return self.changed_files > len(self.files)

@@ -1,0 +1,1 @@
+"""The only package that talks to GitHub: a narrow protocol and its githubkit adapter."""

@@ -1,0 +1,113 @@
+"""The few GitHub calls pr-digest makes, as app-owned types.
+
+Handlers see GitHub only through `GitHubAPI`; the githubkit adapter implements it
+over HTTP, and tests use one shared in-memory fake. Every method is scoped to one
+installation (the adapter is created per job, per installation).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.core.facts import ChangedFile
+
+Permission = Literal["admin", "maintain", "write", "triage", "read", "none"]
+ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+
+class PullRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    repo: str
+    number: int
+    title: str
+    body: str
+    author: str
+    author_is_bot: bool = False
+    labels: tuple[str, ...]
+    base_ref: str
+    head_sha: str
+    draft: bool
+    state: str  # open | closed
+    merged: bool = False
+    changed_files: int
+    additions: int
+    deletions: int
+    requested_users: tuple[str, ...] = ()
+    requested_teams: tuple[str, ...] = ()
+    updated_at: datetime | None = None
+
+
+class IssueComment(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    author: str  # login, e.g. "pr-digest[bot]"
+    body: str
+    created_at: datetime | None = None
+
+
+class GitHubAPI(Protocol):
+    """Installation-scoped GitHub operations. Errors raise `GitHubError` subclasses."""
+
+    async def get_pull(self, repo: str, number: int) -> PullRequest: ...
+
+    async def list_files(self, repo: str, number: int) -> list[ChangedFile]:
+        """All files, following pagination, up to GitHub's 3,000-file cap."""
+        ...
+
+    async def list_comments(self, repo: str, number: int) -> list[IssueComment]: ...
+
+    async def create_comment(self, repo: str, number: int, body: str) -> IssueComment: ...
+
+    async def update_comment(self, repo: str, comment_id: int, body: str) -> None: ...
+
+    async def delete_comment(self, repo: str, comment_id: int) -> None: ...
+
+    async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None: ...
+
+    async def add_labels(self, repo: str, number: int, labels: list[str]) -> None: ...
+
+    async def remove_label(self, repo: str, number: int, label: str) -> None: ...
+
+    async def request_reviewers(
+        self, repo: str, number: int, users: list[str], teams: list[str]
+    ) -> None: ...
+
+    async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]: ...
+
+    async def get_permission(self, repo: str, user: str) -> Permission:
+        """Collaborator permission; "none" for a non-collaborator (GitHub's 404)."""
+        ...
+
+    async def get_default_branch_file(self, repo: str, path: str) -> str | None:
+        """A file's text on the default branch (never the PR head); None if absent."""
+        ...
+
+    async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
+        """Open PRs, most recently updated first (for the reconcile sweep and load counts)."""
+        ...
+
+
+class GitHubError(Exception):
+    """A GitHub call failed. `retry_after` is set when GitHub said when to come back."""
+
+    def __init__(self, message: str, *, status: int = 0, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class NotFound(GitHubError):
+    pass
+
+
+class RateLimited(GitHubError):
+    """403/429 rate limit (primary or secondary): retry after `retry_after` seconds."""
+
+
+class Unprocessable(GitHubError):
+    """422: GitHub rejected the request's content (e.g. an over-long comment)."""

@@ -1,0 +1,75 @@
+"""Service settings, read once from the environment (prefix DIGEST_) and passed in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore")
+
+    app_id: int | None = None
+    private_key: SecretStr | None = None  # PEM text
+    private_key_path: Path | None = None
+    # Comma-separated so a secret can be rotated: every listed secret is accepted.
+    webhook_secret: SecretStr | None = None
+    github_api_url: str = "https://api.github.com"
+    github_token: SecretStr | None = None  # plain token, for the CLI
+    db_path: Path = Path("pr-digest.db")
+    dry_run: bool = False
+    rules_dir: Path = DEFAULT_RULES_DIR
+    language: Literal["en", "zh"] = "en"
+    repo_config_path: str = ".github/pr-digest.yml"
+
+    skip_drafts: bool = True
+    # vLLM's body-cleanup workflow edits every PR seconds after `opened`, and
+    # force-pushes arrive in bursts: wait this long after the last event of a PR.
+    settle_seconds: float = 3.0
+    workers: int = Field(default=4, ge=1, le=64)
+    max_attempts: int = Field(default=8, ge=1)
+    drain_seconds: float = 20.0
+    reconcile_interval_seconds: float = 900.0
+    reconcile_on_startup: bool = True
+    # GitHub asks for at least one second between content-creating requests.
+    write_interval_seconds: float = 1.0
+    max_retry_wait_seconds: float = 60.0
+    http_timeout_seconds: float = 10.0
+    max_body_bytes: int = 25 * 1024 * 1024
+    command_runs_per_minute: int = 6
+    bot_login: str | None = None  # normally learned from GET /app
+    log_level: str = "INFO"
+
+    @field_validator("private_key", "webhook_secret", "github_token", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    def webhook_secrets(self) -> list[bytes]:
+        if self.webhook_secret is None:
+            return []
+        raw = self.webhook_secret.get_secret_value()
+        return [s.strip().encode() for s in raw.split(",") if s.strip()]
+
+    def private_key_text(self) -> str | None:
+        if self.private_key is not None:
+            return self.private_key.get_secret_value()
+        if self.private_key_path is not None:
+            return self.private_key_path.read_text()
+        return None
+
+    @property
+    def has_app_credentials(self) -> bool:
+        return self.app_id is not None and (
+            self.private_key is not None or self.private_key_path is not None
+        )
+
+    @property
+    def effective_dry_run(self) -> bool:
+        """Dry-run when asked to, and always when there is nothing to write with."""
+        return self.dry_run or not (self.has_app_credentials or self.github_token)
