@@ -1,0 +1,23 @@
+# pr-digest webhook service. Config comes from DIGEST_* environment variables;
+# the bundled rules are baked in at /app/rules.
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+RUN pip install --no-cache-dir --prefix=/install .
+
+FROM python:3.11-slim
+RUN useradd --system --uid 10001 --home /app digest \
+    && mkdir -p /data && chown digest /data
+COPY --from=build /install /usr/local
+WORKDIR /app
+COPY rules ./rules
+ENV DIGEST_RULES_DIR=/app/rules \
+    DIGEST_DB_PATH=/data/pr-digest.db \
+    PYTHONUNBUFFERED=1
+USER digest
+VOLUME ["/data"]
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status == 200 else 1)"]
+CMD ["digest-bot", "serve", "--host", "0.0.0.0", "--port", "8000"]

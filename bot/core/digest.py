@@ -1,0 +1,126 @@
+"""Compose the digest: facts + rules + language -> Digest, and its JSON contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.body import parse_body
+from bot.core.escape import escape_text
+from bot.core.facts import PullRequestFacts
+from bot.core.findings import Digest, Lang, Reviewers, RoutingOutcome
+from bot.core.i18n import t
+from bot.core.reviewers import suggested_reviewers
+from bot.core.risks import assess_risks
+from bot.core.rules import RuleSet, match_areas
+from bot.core.symbols import extract_symbols, removed_files
+from bot.core.verdict import judge_verdict
+
+
+def build_digest(
+    facts: PullRequestFacts,
+    rules: RuleSet,
+    lang: Lang,
+    *,
+    explain: bool = False,
+    routing: RoutingOutcome | None = None,
+    extra_notes: tuple[str, ...] = (),
+) -> Digest:
+    """The whole reading guide for one PR. Pure: same inputs, same digest."""
+    body = parse_body(facts.body)
+    matched = match_areas(facts, rules, lang)
+    risks = assess_risks(facts, body, matched.areas, rules.risks, lang)
+    call = judge_verdict(facts, matched.areas, risks, lang)
+    area_labels = _ordered_union(label for area in matched.areas for label in area.labels)
+    routed_by = _ordered_union((*facts.labels, *area_labels))
+    return Digest(
+        repo=facts.repo,
+        number=facts.number,
+        head_sha=facts.head_sha,
+        lang=lang,
+        rules_version=rules.version,
+        verdict=call.verdict,
+        reading_minutes=call.reading_minutes,
+        verdict_reason=call.reason,
+        areas=matched.areas,
+        risks=risks,
+        symbols=extract_symbols(facts.files),
+        removed_files=removed_files(facts.files),
+        ci_areas=_ordered_union(ci for area in matched.areas for ci in area.ci_areas),
+        reviewers=_without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
+        labels=area_labels,
+        routing=routing,
+        trace=matched.trace,
+        notes=(*_notes(facts, lang), *extra_notes),
+        files_total=facts.total_changed_files,
+        additions=facts.total_additions,
+        deletions=facts.total_deletions,
+        explain=explain,
+    )
+
+
+def repo_config_note(problem: str, lang: Lang) -> str:
+    return t(lang, "note.repo_config_invalid", problem=escape_text(problem, limit=300))
+
+
+def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
+    """The `--format json` contract (ARCHITECTURE.md): stable keys, extended not renamed."""
+    return {
+        "repo": digest.repo,
+        "number": digest.number,
+        "head_sha": digest.head_sha,
+        "lang": digest.lang,
+        "rules_version": digest.rules_version,
+        "verdict": digest.verdict,
+        "reading_minutes": digest.reading_minutes,
+        "verdict_reason": digest.verdict_reason,
+        "areas": [
+            {
+                "id": area.id,
+                "title": area.title,
+                "files": list(area.files),
+                "reasons": [reason.model_dump() for reason in area.reasons],
+                "ci_areas": list(area.ci_areas),
+                "focus": list(area.focus),
+            }
+            for area in digest.areas
+        ],
+        "risks": [
+            {
+                "id": risk.id,
+                "severity": risk.severity,
+                "text": risk.text,
+                "evidence": list(risk.evidence),
+            }
+            for risk in digest.risks
+        ],
+        "symbols": [symbol.model_dump() for symbol in digest.symbols],
+        "ci_areas": list(digest.ci_areas),
+        "reviewers": {"users": list(digest.reviewers.users), "teams": list(digest.reviewers.teams)},
+        "labels": list(digest.labels),
+        "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
+        "notes": list(digest.notes),
+        "files_total": digest.files_total,
+        "additions": digest.additions,
+        "deletions": digest.deletions,
+        "markdown": markdown,
+    }
+
+
+def _notes(facts: PullRequestFacts, lang: Lang) -> tuple[str, ...]:
+    if facts.files_truncated:
+        return (t(lang, "note.files_truncated", listed=len(facts.files), total=facts.changed_files),)
+    if not facts.files:
+        return (t(lang, "note.no_files"),)
+    return ()
+
+
+def _without_author(reviewers: Reviewers, author: str) -> Reviewers:
+    # GitHub refuses a review request to the PR's own author.
+    return Reviewers(
+        users=tuple(u for u in reviewers.users if u.lower() != author.lower()),
+        teams=reviewers.teams,
+    )
+
+
+def _ordered_union(items: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))

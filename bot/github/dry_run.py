@@ -1,0 +1,88 @@
+"""Dry-run: every read goes to GitHub, every write is recorded instead of executed."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.core.facts import ChangedFile
+from bot.github.protocol import GitHubAPI, IssueComment, Permission, PullRequest, ReactionContent
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RecordedWrite:
+    repo: str
+    number: int | None
+    action: str  # create_comment, update_comment, add_labels, request_reviewers, ...
+    detail: str  # the comment body, the labels, the reviewers
+
+
+WriteSink = Callable[[RecordedWrite], None]
+
+
+class DryRunGitHub:
+    """Wraps a GitHubAPI; writes go to `sink` (logged and stored), never to GitHub."""
+
+    # Negative ids cannot collide with GitHub's comment ids.
+    _ids = itertools.count(-1, -1)
+
+    def __init__(self, inner: GitHubAPI, sink: WriteSink, bot_login: str) -> None:
+        self._inner = inner
+        self._sink = sink
+        self._bot_login = bot_login
+
+    def _record(self, repo: str, number: int | None, action: str, detail: str) -> None:
+        log.info(
+            "dry-run: would %s", action,
+            extra={"repo": repo, "pr": number, "chars": len(detail)},
+        )
+        self._sink(RecordedWrite(repo, number, action, detail))
+
+    async def get_pull(self, repo: str, number: int) -> PullRequest:
+        return await self._inner.get_pull(repo, number)
+
+    async def list_files(self, repo: str, number: int) -> list[ChangedFile]:
+        return await self._inner.list_files(repo, number)
+
+    async def list_comments(self, repo: str, number: int) -> list[IssueComment]:
+        return await self._inner.list_comments(repo, number)
+
+    async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
+        self._record(repo, number, "create_comment", body)
+        return IssueComment(id=next(self._ids), author=self._bot_login, body=body)
+
+    async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self._record(repo, None, f"update_comment {comment_id}", body)
+
+    async def delete_comment(self, repo: str, comment_id: int) -> None:
+        self._record(repo, None, f"delete_comment {comment_id}", "")
+
+    async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None:
+        self._record(repo, None, f"add_reaction {comment_id}", content)
+
+    async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
+        self._record(repo, number, "add_labels", ", ".join(labels))
+
+    async def remove_label(self, repo: str, number: int, label: str) -> None:
+        self._record(repo, number, "remove_label", label)
+
+    async def request_reviewers(
+        self, repo: str, number: int, users: list[str], teams: list[str]
+    ) -> None:
+        self._record(repo, number, "request_reviewers", ", ".join([*users, *teams]))
+
+    async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
+        return await self._inner.list_reviewers_who_reviewed(repo, number)
+
+    async def get_permission(self, repo: str, user: str) -> Permission:
+        return await self._inner.get_permission(repo, user)
+
+    async def get_default_branch_file(self, repo: str, path: str) -> str | None:
+        return await self._inner.get_default_branch_file(repo, path)
+
+    async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
+        return await self._inner.list_open_pulls(repo, limit)
