@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# One malformed name makes GitHub reject a whole review request with 422, so a
+# "@login" or "org/team" typo must fail when the config loads, not on a PR.
+_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
+_TEAM_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def _check_names(names: list[str], pattern: re.Pattern[str], what: str) -> list[str]:
+    for name in names:
+        if not pattern.fullmatch(name):
+            raise ValueError(f"{name!r} is not a GitHub {what} (no '@', no 'org/')")
+    return names
+
+
+def _check_logins(names: list[str]) -> list[str]:
+    return _check_names(names, _LOGIN, "login")
 
 
 class Pool(BaseModel):
@@ -11,6 +29,13 @@ class Pool(BaseModel):
     users: list[str] = Field(default_factory=list)
     teams: list[str] = Field(default_factory=list)  # team slugs, without the org
     cap: int = Field(default=2, ge=1, le=5)  # reviewers requested per label
+
+    _users_are_logins = field_validator("users")(_check_logins)
+
+    @field_validator("teams")
+    @classmethod
+    def _teams_are_slugs(cls, teams: list[str]) -> list[str]:
+        return _check_names(teams, _TEAM_SLUG, "team slug")
 
 
 class RoutingConfig(BaseModel):
@@ -26,3 +51,7 @@ class RoutingConfig(BaseModel):
     apply_area_labels: bool = False
     # Request reviews automatically when a routed label appears (else only on /digest route).
     request_on_label: bool = True
+    # /digest commands accepted per PR per minute (bot/core/permissions.CommandBudget).
+    commands_per_minute: int = Field(default=6, ge=1, le=60)
+
+    _people_are_logins = field_validator("away", "trusted")(_check_logins)
