@@ -1,0 +1,281 @@
+"""The githubkit implementation of `GitHubAPI` for one job and one installation.
+
+Created by `bot.github.session.GitHubSessionFactory`, which hands it an entered
+githubkit client (auth, retry policy and metrics hooks already configured) and the
+installation's write pacer. Every githubkit failure leaves here as a protocol
+exception (`NotFound`, `Unprocessable`, `RateLimited`, `GitHubError`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar, cast, get_args
+
+from githubkit import GitHub
+from githubkit.exception import GitHubException
+from githubkit_schemas.latest.models import (
+    ContentFile,
+    DiffEntry,
+    PullRequestReview,
+    PullRequestSimple,
+)
+from githubkit_schemas.latest.models import IssueComment as GitHubIssueComment
+from githubkit_schemas.latest.models import (
+    PullRequest as GitHubPullRequest,
+)
+from pydantic import ValidationError
+
+from bot.core.facts import GITHUB_FILES_CAP, ChangedFile
+from bot.github.pacing import WritePacer
+from bot.github.protocol import (
+    GitHubError,
+    IssueComment,
+    NotFound,
+    Permission,
+    PullRequest,
+    ReactionContent,
+)
+from bot.github.retry import translate_error
+
+T = TypeVar("T")
+PER_PAGE = 100
+_PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
+
+
+def split_repo(repo: str) -> tuple[str, str]:
+    owner, _, name = repo.partition("/")
+    if not owner or not name or "/" in name:
+        raise ValueError(f"expected OWNER/REPO, got {repo!r}")
+    return owner, name
+
+
+def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> PullRequest:
+    user = pr.user
+    full = pr if isinstance(pr, GitHubPullRequest) else None
+    return PullRequest(
+        repo=repo,
+        number=pr.number,
+        title=pr.title,
+        body=pr.body or "",
+        author=user.login if user else "ghost",
+        author_is_bot=bool(user and user.type == "Bot"),
+        labels=tuple(label.name for label in pr.labels),
+        base_ref=pr.base.ref,
+        head_sha=pr.head.sha,
+        draft=bool(pr.draft),
+        state=pr.state,
+        merged=bool(full.merged) if full else pr.merged_at is not None,
+        # The list endpoint omits counts; callers needing them use get_pull.
+        changed_files=full.changed_files if full else 0,
+        additions=full.additions if full else 0,
+        deletions=full.deletions if full else 0,
+        requested_users=tuple(u.login for u in (pr.requested_reviewers or []) if u),
+        requested_teams=tuple(t.slug for t in (pr.requested_teams or []) if t),
+        updated_at=pr.updated_at,
+    )
+
+
+def _comment_from_github(comment: GitHubIssueComment) -> IssueComment:
+    return IssueComment(
+        id=comment.id,
+        author=comment.user.login if comment.user else "ghost",
+        body=comment.body or "",
+        created_at=comment.created_at,
+    )
+
+
+@asynccontextmanager
+async def translated() -> AsyncIterator[None]:
+    """Protocol exceptions out of githubkit failures and unparseable responses."""
+    try:
+        yield
+    except GitHubException as exc:
+        raise translate_error(exc) from exc
+    except ValidationError as exc:
+        # The validation text quotes the response, which may hold a token: drop it.
+        raise GitHubError(
+            f"GitHub response did not match the schema ({exc.error_count()} errors)"
+        ) from None
+
+
+class GitHubKitAdapter:
+    """`GitHubAPI` over an entered githubkit client."""
+
+    def __init__(self, client: GitHub[Any], pacer: WritePacer) -> None:
+        self._gh = client
+        self._pacer = pacer
+
+    async def _call(self, request: Awaitable[T]) -> T:
+        async with translated():
+            return await request
+
+    async def _write(self, request: Awaitable[T]) -> T:
+        await self._pacer.acquire()
+        return await self._call(request)
+
+    # --- reads -------------------------------------------------------------
+
+    async def get_pull(self, repo: str, number: int) -> PullRequest:
+        owner, name = split_repo(repo)
+        async with translated():
+            response = await self._gh.rest.pulls.async_get(owner, name, number)
+            return _pull_from_github(repo, response.parsed_data)
+
+    async def list_files(self, repo: str, number: int) -> list[ChangedFile]:
+        owner, name = split_repo(repo)
+        files: list[ChangedFile] = []
+        entry: DiffEntry
+        async with translated():
+            async for entry in self._gh.rest.paginate(
+                self._gh.rest.pulls.async_list_files,
+                owner=owner, repo=name, pull_number=number, per_page=PER_PAGE,
+            ):
+                files.append(ChangedFile(
+                    filename=entry.filename,
+                    status=entry.status,
+                    additions=entry.additions,
+                    deletions=entry.deletions,
+                    patch=entry.patch or None,
+                    previous_filename=entry.previous_filename or None,
+                ))
+                # GitHub never lists more than 3,000; don't page past it if it did.
+                if len(files) >= GITHUB_FILES_CAP:
+                    break
+        return files
+
+    async def list_comments(self, repo: str, number: int) -> list[IssueComment]:
+        owner, name = split_repo(repo)
+        comments: list[IssueComment] = []
+        comment: GitHubIssueComment
+        async with translated():
+            async for comment in self._gh.rest.paginate(
+                self._gh.rest.issues.async_list_comments,
+                owner=owner, repo=name, issue_number=number, per_page=PER_PAGE,
+            ):
+                comments.append(_comment_from_github(comment))
+        return comments
+
+    async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
+        owner, name = split_repo(repo)
+        logins: dict[str, None] = {}
+        review: PullRequestReview
+        async with translated():
+            async for review in self._gh.rest.paginate(
+                self._gh.rest.pulls.async_list_reviews,
+                owner=owner, repo=name, pull_number=number, per_page=PER_PAGE,
+            ):
+                if review.user is not None:
+                    logins[review.user.login] = None
+        return list(logins)
+
+    async def get_permission(self, repo: str, user: str) -> Permission:
+        owner, name = split_repo(repo)
+        try:
+            async with translated():
+                response = await self._gh.rest.repos.async_get_collaborator_permission_level(
+                    owner, name, user
+                )
+                data = response.parsed_data
+        except NotFound:
+            return "none"
+        # `permission` folds maintain->write and triage->read; `role_name` keeps them
+        # (custom roles show up there too, so fall back to `permission`).
+        role = data.role_name
+        if role in _PERMISSIONS:
+            return cast(Permission, role)
+        return cast(Permission, data.permission if data.permission in _PERMISSIONS else "none")
+
+    async def get_default_branch_file(self, repo: str, path: str) -> str | None:
+        owner, name = split_repo(repo)
+        try:
+            # No `ref`: the contents API then reads the default branch, never a PR head.
+            async with translated():
+                response = await self._gh.rest.repos.async_get_content(owner, name, path)
+                content = response.parsed_data
+        except NotFound:
+            return None
+        if not isinstance(content, ContentFile) or content.encoding != "base64":
+            return None
+        try:
+            return base64.b64decode(content.content).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+
+    async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
+        owner, name = split_repo(repo)
+        pulls: list[PullRequest] = []
+        if limit <= 0:
+            return pulls
+        pr: PullRequestSimple
+        async with translated():
+            async for pr in self._gh.rest.paginate(
+                self._gh.rest.pulls.async_list,
+                owner=owner, repo=name, state="open", sort="updated", direction="desc",
+                per_page=min(PER_PAGE, limit),
+            ):
+                pulls.append(_pull_from_github(repo, pr))
+                if len(pulls) >= limit:
+                    break
+        return pulls
+
+    # --- writes (paced; never auto-retried on 5xx, see bot.github.retry) ---------
+
+    async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
+        owner, name = split_repo(repo)
+        await self._pacer.acquire()
+        async with translated():
+            response = await self._gh.rest.issues.async_create_comment(
+                owner, name, number, body=body
+            )
+            return _comment_from_github(response.parsed_data)
+
+    async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
+        owner, name = split_repo(repo)
+        await self._write(
+            self._gh.rest.issues.async_update_comment(owner, name, comment_id, body=body)
+        )
+
+    async def delete_comment(self, repo: str, comment_id: int) -> None:
+        owner, name = split_repo(repo)
+        await self._write(self._gh.rest.issues.async_delete_comment(owner, name, comment_id))
+
+    async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None:
+        owner, name = split_repo(repo)
+        await self._write(
+            self._gh.rest.reactions.async_create_for_issue_comment(
+                owner, name, comment_id, content=content
+            )
+        )
+
+    async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
+        if not labels:
+            return
+        owner, name = split_repo(repo)
+        await self._write(
+            self._gh.rest.issues.async_add_labels(owner, name, number, labels=labels)
+        )
+
+    async def remove_label(self, repo: str, number: int, label: str) -> None:
+        owner, name = split_repo(repo)
+        try:
+            await self._write(
+                self._gh.rest.issues.async_remove_label(owner, name, number, label)
+            )
+        except NotFound:
+            # Already gone (someone removed it first): the desired state holds.
+            return
+
+    async def request_reviewers(
+        self, repo: str, number: int, users: list[str], teams: list[str]
+    ) -> None:
+        if not users and not teams:
+            return
+        owner, name = split_repo(repo)
+        await self._write(
+            self._gh.rest.pulls.async_request_reviewers(
+                owner, name, number, reviewers=users, team_reviewers=teams
+            )
+        )

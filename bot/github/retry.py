@@ -1,0 +1,168 @@
+"""When to retry a GitHub call, and what a final failure means to the job system.
+
+githubkit's default policy sleeps until a primary rate limit resets (up to an
+hour) and retries 5xx on POST, which duplicates comments. This policy:
+- retries idempotent reads on 5xx, timeouts and transport errors, with capped
+  exponential backoff, at most `max_tries` attempts;
+- never retries a write on 5xx/timeout: GitHub may have applied it before the
+  response was lost, so the caller re-plans (re-lists comments) first;
+- waits out a rate limit only when GitHub's wait is short; otherwise it gives up
+  and `translate_error` turns it into `RateLimited` so the job is rescheduled.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import timedelta
+
+import httpx
+from githubkit.exception import (
+    GitHubException,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+    RequestTimeout,
+)
+from githubkit.retry import RetryOption
+
+from bot.github.protocol import GitHubError, NotFound, RateLimited, Unprocessable
+
+log = logging.getLogger(__name__)
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+# Route templates for the endpoints we call: they name failures in errors and logs
+# and label metrics, so label cardinality stays bounded (no numbers, no logins).
+ROUTE_TEMPLATES: tuple[str, ...] = (
+    "/app",
+    "/app/installations/{installation_id}/access_tokens",
+    "/repos/{owner}/{repo}/pulls",
+    "/repos/{owner}/{repo}/pulls/{number}",
+    "/repos/{owner}/{repo}/pulls/{number}/files",
+    "/repos/{owner}/{repo}/pulls/{number}/reviews",
+    "/repos/{owner}/{repo}/pulls/{number}/requested_reviewers",
+    "/repos/{owner}/{repo}/issues/{number}/comments",
+    "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+    "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
+    "/repos/{owner}/{repo}/issues/{number}/labels",
+    "/repos/{owner}/{repo}/issues/{number}/labels/{name}",
+    "/repos/{owner}/{repo}/collaborators/{username}/permission",
+    "/repos/{owner}/{repo}/contents/{path}",
+)
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    pattern = re.sub(r"\{path\}", ".+", template)
+    pattern = re.sub(r"\{(?:number|comment_id|installation_id)\}", r"\\d+", pattern)
+    return re.compile(re.sub(r"\{\w+\}", "[^/]+", pattern))
+
+
+_ROUTES = tuple((_compile(t), t) for t in ROUTE_TEMPLATES)
+
+
+def template_path(path: str, base_path: str = "/") -> str:
+    """`/repos/a/b/pulls/7/files` -> `/repos/{owner}/{repo}/pulls/{number}/files`."""
+    if base_path != "/" and path.startswith(base_path.rstrip("/")):
+        path = path[len(base_path.rstrip("/")):] or "/"
+    path = path.rstrip("/") or "/"
+    for pattern, template in _ROUTES:
+        if pattern.fullmatch(path):
+            return template
+    return "other"
+
+
+def _request_of(exc: GitHubException) -> httpx.Request | None:
+    if isinstance(exc, RequestFailed):
+        return exc.request
+    if isinstance(exc, RequestError) and isinstance(exc.exc, httpx.RequestError):
+        try:
+            return exc.exc.request
+        except RuntimeError:  # httpx raises when the request was never attached
+            return None
+    return None
+
+
+def describe_request(exc: GitHubException) -> str:
+    """`METHOD /templated/path`: never the query string or headers (tokens live there)."""
+    request = _request_of(exc)
+    if request is None:
+        return "GitHub request"
+    return f"{request.method} {template_path(request.url.path)}"
+
+
+class RetryPolicy:
+    """A githubkit `auto_retry` callable: `(exc, retry_count) -> RetryOption`."""
+
+    def __init__(
+        self,
+        *,
+        max_wait: float,
+        max_tries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 8.0,
+    ) -> None:
+        self.max_wait = max_wait
+        self.max_tries = max_tries
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+
+    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        if retry_count + 1 >= self.max_tries:
+            return RetryOption(False)
+        if isinstance(exc, RateLimitExceeded):
+            # GitHub rejected the request outright, so retrying a write is safe.
+            wait = exc.retry_after.total_seconds()
+            if wait > self.max_wait:
+                return RetryOption(False)
+            log.warning("rate limited on %s; retrying in %.1fs", describe_request(exc), wait)
+            return RetryOption(True, timedelta(seconds=wait))
+        request = _request_of(exc)
+        if request is None or request.method not in IDEMPOTENT_METHODS:
+            return RetryOption(False)
+        transient = isinstance(exc, RequestTimeout) or (
+            isinstance(exc, RequestFailed) and exc.response.status_code >= 500
+        )
+        if not transient and not (
+            isinstance(exc, RequestError) and not isinstance(exc, RequestFailed)
+        ):
+            return RetryOption(False)
+        wait = min(self.backoff_cap, self.backoff_base * 2**retry_count)
+        log.warning("transient failure on %s; retry %d in %.2fs",
+                    describe_request(exc), retry_count + 1, wait)
+        return RetryOption(True, timedelta(seconds=wait))
+
+
+def _github_message(exc: RequestFailed) -> str:
+    try:
+        body = exc.response.raw_response.json()
+    except ValueError:
+        return ""
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])[:200]
+    return ""
+
+
+def translate_error(exc: GitHubException) -> GitHubError:
+    """Map a githubkit failure to the protocol's exceptions, without secrets."""
+    where = describe_request(exc)
+    if isinstance(exc, RateLimitExceeded):
+        wait = exc.retry_after.total_seconds()
+        return RateLimited(
+            f"{where}: rate limited, retry after {wait:.0f}s",
+            status=exc.response.status_code,
+            retry_after=wait,
+        )
+    if isinstance(exc, RequestFailed):
+        status = exc.response.status_code
+        text = f"{where}: HTTP {status}"
+        if message := _github_message(exc):
+            text += f" ({message})"
+        if status == 404:
+            return NotFound(text, status=status)
+        if status == 422:
+            return Unprocessable(text, status=status)
+        return GitHubError(text, status=status)
+    if isinstance(exc, RequestTimeout):
+        return GitHubError(f"{where}: timed out")
+    return GitHubError(f"{where}: {type(exc).__name__}")

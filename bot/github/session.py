@@ -1,0 +1,156 @@
+"""Creates per-job GitHub clients: App auth, token caching, retries, pacing, metrics.
+
+One `GitHubSessionFactory` lives for the process (built from `Settings` and
+`Metrics`). Each job does::
+
+    async with factory.for_installation(installation_id) as gh:
+        pull = await gh.get_pull("vllm-project/vllm", 123)
+
+githubkit reuses one HTTP connection only inside `async with client:` (the entered
+client lives in a ContextVar), so every job enters its own client here.
+githubkit mints installation tokens per client without a lock, so N concurrent
+jobs would mint N tokens: we mint through the App (JWT) client ourselves, under
+one lock per installation, and cache the token until shortly before it expires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from githubkit import AppAuthStrategy, BaseAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit.cache import MemCacheStrategy
+
+from bot.github.adapter import GitHubKitAdapter, translated
+from bot.github.pacing import WritePacer
+from bot.github.protocol import GitHubError
+from bot.github.retry import RetryPolicy, template_path
+from bot.metrics import Metrics
+from bot.settings import Settings
+
+# Refresh this long before `expires_at` so a token never expires mid-job.
+TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
+WRITES_PER_MINUTE = 80
+
+
+class GitHubSessionFactory:
+    """Builds GitHubAPI adapters; shares token cache, pacers and metrics across jobs."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        metrics: Metrics,
+        *,
+        retry_policy: RetryPolicy | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._settings = settings
+        self._metrics = metrics
+        self._retry = retry_policy or RetryPolicy(max_wait=settings.max_retry_wait_seconds)
+        self._now = now
+        # Per factory, so a JWT signed with one key is never reused for another app.
+        self._cache = MemCacheStrategy()
+        self._tokens: dict[int, tuple[str, datetime]] = {}
+        self._token_locks: dict[int, asyncio.Lock] = {}
+        self._pacers: dict[str, WritePacer] = {}
+        self._bot_login: str | None = settings.bot_login
+        self._base_path = httpx.URL(settings.github_api_url).path or "/"
+
+    # --- clients -----------------------------------------------------------
+
+    def _client(self, auth: BaseAuthStrategy, metrics_key: str) -> GitHub[Any]:
+        async def on_response(response: httpx.Response) -> None:
+            self._record(response, metrics_key)
+
+        return GitHub(
+            auth,
+            base_url=self._settings.github_api_url,
+            user_agent="pr-digest",
+            timeout=self._settings.http_timeout_seconds,
+            http_cache=False,
+            cache_strategy=self._cache,
+            auto_retry=self._retry,
+            async_event_hooks={"response": [on_response]},
+        )
+
+    def _record(self, response: httpx.Response, metrics_key: str) -> None:
+        request = response.request
+        endpoint = f"{request.method} {template_path(request.url.path, self._base_path)}"
+        self._metrics.github_calls.labels(
+            endpoint=endpoint, status=str(response.status_code)
+        ).inc()
+        remaining = response.headers.get("x-ratelimit-remaining")
+        if remaining is not None and remaining.isdigit():
+            self._metrics.rate_limit_remaining.labels(installation=metrics_key).set(
+                int(remaining)
+            )
+
+    def _pacer(self, key: str) -> WritePacer:
+        if key not in self._pacers:
+            self._pacers[key] = WritePacer(
+                self._settings.write_interval_seconds, WRITES_PER_MINUTE
+            )
+        return self._pacers[key]
+
+    def _app_auth(self) -> AppAuthStrategy:
+        key = self._settings.private_key_text()
+        if self._settings.app_id is None or key is None:
+            raise GitHubError("GitHub App credentials are not configured")
+        return AppAuthStrategy(self._settings.app_id, key)
+
+    # --- tokens ------------------------------------------------------------
+
+    async def installation_token(self, installation_id: int) -> str:
+        """A cached installation token; minted at most once at a time per installation."""
+        lock = self._token_locks.setdefault(installation_id, asyncio.Lock())
+        async with lock:
+            cached = self._tokens.get(installation_id)
+            if cached is not None and self._now() < cached[1] - TOKEN_REFRESH_MARGIN:
+                return cached[0]
+            async with self._client(self._app_auth(), "app") as app, translated():
+                response = await app.rest.apps.async_create_installation_access_token(
+                    installation_id
+                )
+                minted = response.parsed_data
+            token = str(minted.token)
+            self._tokens[installation_id] = (token, minted.expires_at)
+            return token
+
+    # --- sessions ----------------------------------------------------------
+
+    @asynccontextmanager
+    async def for_installation(self, installation_id: int) -> AsyncIterator[GitHubKitAdapter]:
+        token = await self.installation_token(installation_id)
+        key = str(installation_id)
+        async with self._client(TokenAuthStrategy(token), key) as client:
+            yield GitHubKitAdapter(client, self._pacer(key))
+
+    @asynccontextmanager
+    async def for_token(self) -> AsyncIterator[GitHubKitAdapter]:
+        """An adapter authenticated with DIGEST_GITHUB_TOKEN (the CLI's online mode)."""
+        if self._settings.github_token is None:
+            raise GitHubError("DIGEST_GITHUB_TOKEN is not set")
+        auth = TokenAuthStrategy(self._settings.github_token.get_secret_value())
+        async with self._client(auth, "token") as client:
+            yield GitHubKitAdapter(client, self._pacer("token"))
+
+    @asynccontextmanager
+    async def for_app(self) -> AsyncIterator[GitHub[Any]]:
+        """The App (JWT) client, for app-level endpoints such as `GET /app`."""
+        async with self._client(self._app_auth(), "app") as client:
+            yield client
+
+    async def bot_login(self) -> str:
+        """`"{slug}[bot]"` from `GET /app`, fetched once (or Settings.bot_login)."""
+        if self._bot_login is None:
+            async with self.for_app() as app, translated():
+                response = await app.rest.apps.async_get_authenticated()
+                integration = response.parsed_data
+            if integration is None or not integration.slug:
+                raise GitHubError("GET /app returned no app slug")
+            self._bot_login = f"{integration.slug}[bot]"
+        return self._bot_login

@@ -1,0 +1,204 @@
+"""`MemoryGitHub`: the shared in-memory `GitHubAPI` for handler tests.
+
+It acts directly on a `FakeGitHubState`, honours the same injected faults and
+limits as the HTTP fake, and raises the protocol's exceptions. It sits below any
+retry policy: a fault injected here reaches the caller, which is the point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Callable
+from typing import TypeVar, cast
+
+from bot.core.facts import ChangedFile
+from bot.github.protocol import (
+    GitHubError,
+    IssueComment,
+    NotFound,
+    Permission,
+    PullRequest,
+    RateLimited,
+    ReactionContent,
+    Unprocessable,
+)
+from tests.fakes.github_state import FakeComment, FakeGitHubState, FakeHTTPError, FakePull
+
+T = TypeVar("T")
+
+
+def pull_to_protocol(pull: FakePull) -> PullRequest:
+    return PullRequest(
+        repo=pull.repo, number=pull.number, title=pull.title, body=pull.body,
+        author=pull.author, author_is_bot=pull.author_type == "Bot",
+        labels=tuple(pull.labels), base_ref=pull.base, head_sha=pull.head_sha,
+        draft=pull.draft, state=pull.state, merged=pull.merged,
+        changed_files=len(pull.files), additions=pull.additions, deletions=pull.deletions,
+        requested_users=tuple(pull.requested_users),
+        requested_teams=tuple(pull.requested_teams), updated_at=pull.updated_at,
+    )
+
+
+def comment_to_protocol(comment: FakeComment) -> IssueComment:
+    return IssueComment(id=comment.id, author=comment.author, body=comment.body,
+                        created_at=comment.created_at)
+
+
+def error_for(status: int, message: str, headers: dict[str, str]) -> GitHubError:
+    """The exception the real adapter raises for this response (after its retries)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    text = f"HTTP {status} ({message})"
+    if status in (403, 429) and ("retry-after" in lower or lower.get("x-ratelimit-remaining")
+                                 == "0"):
+        retry_after = float(lower.get("retry-after", "60"))
+        return RateLimited(text, status=status, retry_after=retry_after)
+    if status == 404:
+        return NotFound(text, status=status)
+    if status == 422:
+        return Unprocessable(text, status=status)
+    return GitHubError(text, status=status)
+
+
+class MemoryGitHub:
+    """`GitHubAPI` over a `FakeGitHubState`, acting as `actor` (the bot's login)."""
+
+    def __init__(self, state: FakeGitHubState, actor: str = "pr-digest[bot]",
+                 *, timeout: float = 10.0) -> None:
+        self.state = state
+        self.actor = actor
+        self.timeout = timeout
+
+    async def _run(self, method: str, route: str, path: str, action: Callable[[], T]) -> T:
+        state = self.state
+        if state.latency:
+            await asyncio.sleep(state.latency)
+        status = 200
+        try:
+            headers = state.consume_rate_limit()
+            fault = state.take_fault(method, route, path)
+            if fault is not None and fault.delay:
+                if fault.delay >= self.timeout:
+                    status = 0
+                    raise GitHubError(f"{method} {route}: timed out")
+                await asyncio.sleep(fault.delay)
+                fault = None
+            if fault is not None:
+                if fault.applied:
+                    action()
+                status = fault.status
+                message = str((fault.body or {}).get("message", "injected fault"))
+                raise error_for(fault.status, message, {**headers, **fault.headers})
+            return action()
+        except FakeHTTPError as exc:
+            status = exc.status
+            raise error_for(exc.status, exc.message, exc.headers) from None
+        finally:
+            state.record(method, route, path, status)
+
+    # --- reads -------------------------------------------------------------
+
+    async def get_pull(self, repo: str, number: int) -> PullRequest:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/pulls/{number}", f"/repos/{repo}/pulls/{number}",
+            lambda: pull_to_protocol(self.state.pull(repo, number)))
+
+    async def list_files(self, repo: str, number: int) -> list[ChangedFile]:
+        def files() -> list[ChangedFile]:
+            return [ChangedFile(filename=f.filename, status=f.status, additions=f.additions,
+                                deletions=f.deletions, patch=f.patch,
+                                previous_filename=f.previous_filename)
+                    for f in self.state.list_files(repo, number)[:3000]]
+        return await self._run("GET", "/repos/{owner}/{repo}/pulls/{number}/files",
+                               f"/repos/{repo}/pulls/{number}/files", files)
+
+    async def list_comments(self, repo: str, number: int) -> list[IssueComment]:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/issues/{number}/comments",
+            f"/repos/{repo}/issues/{number}/comments",
+            lambda: [comment_to_protocol(c) for c in self.state.list_comments(repo, number)])
+
+    async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
+        def logins() -> list[str]:
+            return list(dict.fromkeys(login for login, _ in self.state.pull(repo, number).reviews))
+        return await self._run("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews",
+                               f"/repos/{repo}/pulls/{number}/reviews", logins)
+
+    async def get_permission(self, repo: str, user: str) -> Permission:
+        def permission() -> Permission:
+            level, role = self.state.permission(repo, user)
+            chosen = role if role in {"admin", "maintain", "write", "triage", "read"} else level
+            return cast(Permission, chosen)
+        try:
+            return await self._run(
+                "GET", "/repos/{owner}/{repo}/collaborators/{username}/permission",
+                f"/repos/{repo}/collaborators/{user}/permission", permission)
+        except NotFound:
+            return "none"
+
+    async def get_default_branch_file(self, repo: str, path: str) -> str | None:
+        def text() -> str:
+            raw = self.state.default_branch_file(repo, path)
+            # Round-trip like the contents API, so odd bytes fail here as they would there.
+            return base64.b64decode(base64.b64encode(raw.encode())).decode()
+        try:
+            return await self._run("GET", "/repos/{owner}/{repo}/contents/{path}",
+                                   f"/repos/{repo}/contents/{path}", text)
+        except NotFound:
+            return None
+
+    async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
+        def pulls() -> list[PullRequest]:
+            found = [pull_to_protocol(p) for p in self.state.open_pulls(repo)[:max(0, limit)]]
+            # The list endpoint carries no counts or merge flag; mirror the adapter.
+            return [p.model_copy(update={"changed_files": 0, "additions": 0, "deletions": 0})
+                    for p in found]
+        return await self._run("GET", "/repos/{owner}/{repo}/pulls", f"/repos/{repo}/pulls",
+                               pulls)
+
+    # --- writes ------------------------------------------------------------
+
+    async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
+        return await self._run(
+            "POST", "/repos/{owner}/{repo}/issues/{number}/comments",
+            f"/repos/{repo}/issues/{number}/comments",
+            lambda: comment_to_protocol(
+                self.state.create_comment(repo, number, self.actor, body)))
+
+    async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
+        await self._run("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+                        f"/repos/{repo}/issues/comments/{comment_id}",
+                        lambda: self.state.update_comment(repo, comment_id, body))
+
+    async def delete_comment(self, repo: str, comment_id: int) -> None:
+        await self._run("DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+                        f"/repos/{repo}/issues/comments/{comment_id}",
+                        lambda: self.state.delete_comment(repo, comment_id))
+
+    async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None:
+        await self._run("POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
+                        f"/repos/{repo}/issues/comments/{comment_id}/reactions",
+                        lambda: self.state.add_reaction(repo, comment_id, self.actor, content))
+
+    async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
+        if not labels:
+            return
+        await self._run("POST", "/repos/{owner}/{repo}/issues/{number}/labels",
+                        f"/repos/{repo}/issues/{number}/labels",
+                        lambda: self.state.add_labels(repo, number, labels))
+
+    async def remove_label(self, repo: str, number: int, label: str) -> None:
+        try:
+            await self._run("DELETE", "/repos/{owner}/{repo}/issues/{number}/labels/{name}",
+                            f"/repos/{repo}/issues/{number}/labels/{label}",
+                            lambda: self.state.remove_label(repo, number, label))
+        except NotFound:
+            return
+
+    async def request_reviewers(self, repo: str, number: int, users: list[str],
+                                teams: list[str]) -> None:
+        if not users and not teams:
+            return
+        await self._run("POST", "/repos/{owner}/{repo}/pulls/{number}/requested_reviewers",
+                        f"/repos/{repo}/pulls/{number}/requested_reviewers",
+                        lambda: self.state.request_reviewers(repo, number, users, teams))

@@ -1,0 +1,400 @@
+"""The one GitHub world every test fake reads and writes.
+
+`MemoryGitHub` (the protocol, in process) and the fake HTTP server both act on a
+`FakeGitHubState`, so a handler test and an adapter test see the same GitHub rules:
+the 65,536-character comment limit, 404s, rate-limit headers, injected faults.
+Semantic operations raise `FakeHTTPError(status, message)`; each front end turns
+that into its own failure (an exception or an HTTP response).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+COMMENT_MAX_CHARS = 65_536
+FILES_CAP = 3000
+SECONDARY_RATE_LIMIT_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+
+
+class FakeHTTPError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(f"{status} {message}")
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+@dataclass
+class FakeFile:
+    filename: str
+    status: str = "modified"
+    additions: int = 1
+    deletions: int = 0
+    patch: str | None = "@@ -1 +1 @@\n-old\n+new"
+    previous_filename: str | None = None
+
+
+@dataclass
+class FakeComment:
+    id: int
+    repo: str
+    number: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    author_type: str = "User"
+    reactions: list[tuple[str, str]] = field(default_factory=list)  # (login, content)
+
+
+@dataclass
+class FakePull:
+    repo: str
+    number: int
+    title: str
+    body: str
+    author: str
+    author_type: str
+    labels: list[str]
+    base: str
+    head_sha: str
+    draft: bool
+    state: str
+    merged: bool
+    files: list[FakeFile]
+    created_at: datetime
+    updated_at: datetime
+    requested_users: list[str] = field(default_factory=list)
+    requested_teams: list[str] = field(default_factory=list)
+    reviews: list[tuple[str, str]] = field(default_factory=list)  # (login, state)
+
+    @property
+    def additions(self) -> int:
+        return sum(f.additions for f in self.files)
+
+    @property
+    def deletions(self) -> int:
+        return sum(f.deletions for f in self.files)
+
+
+@dataclass
+class FakeRepo:
+    full_name: str
+    id: int
+    default_branch: str = "main"
+    files: dict[str, str] = field(default_factory=dict)  # default-branch contents
+    # login -> (permission, role_name); a login not here is not a collaborator.
+    permissions: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Fault:
+    method: str
+    path_pattern: str
+    status: int
+    times: int
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    applied: bool  # the write happens, then the failure is returned ("response lost")
+    delay: float = 0.0  # slow_next: seconds before answering instead of a status
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    method: str
+    route: str  # templated, e.g. "/repos/{owner}/{repo}/pulls/{number}/files"
+    path: str
+    status: int
+
+
+@dataclass
+class FakeGitHubState:
+    app_id: int = 4242
+    app_slug: str = "pr-digest"
+    app_public_key_pem: str | None = None  # the HTTP fake verifies JWTs with it
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    latency: float = 0.0
+    files_cap: int | None = FILES_CAP  # None: list every file (to test client caps)
+    rate_limit: int = 5000
+    rate_limit_remaining: int = 5000
+    seed: int = 0
+
+    repos: dict[str, FakeRepo] = field(default_factory=dict)
+    pulls: dict[tuple[str, int], FakePull] = field(default_factory=dict)
+    comments: dict[int, FakeComment] = field(default_factory=dict)
+    installations: dict[int, str] = field(default_factory=lambda: {1: "vllm-project"})
+    tokens: dict[str, tuple[int, datetime]] = field(default_factory=dict)
+    calls: list[CallRecord] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._next_id = 1000
+        self._rng = random.Random(self.seed)
+        self._fail_every: tuple[int, int, frozenset[str]] | None = None
+        self._fail_probability: tuple[float, int, frozenset[str]] | None = None
+        self._call_counter = 0
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    # --- seeding -----------------------------------------------------------
+
+    def add_repo(self, repo: str, *, default_branch: str = "main",
+                 files: dict[str, str] | None = None) -> FakeRepo:
+        if repo not in self.repos:
+            self.repos[repo] = FakeRepo(repo, self._new_id(), default_branch, dict(files or {}))
+        elif files:
+            self.repos[repo].files.update(files)
+        return self.repos[repo]
+
+    def add_pull(
+        self,
+        repo: str,
+        number: int,
+        *,
+        title: str = "A change",
+        body: str = "",
+        author: str = "contributor",
+        author_type: str = "User",
+        files: Iterable[FakeFile | str] = (),
+        labels: Iterable[str] = (),
+        base: str = "main",
+        head_sha: str | None = None,
+        draft: bool = False,
+        state: str = "open",
+        requested_users: Iterable[str] = (),
+        requested_teams: Iterable[str] = (),
+        updated_at: datetime | None = None,
+    ) -> FakePull:
+        self.add_repo(repo)
+        now = self.now()
+        pull = FakePull(
+            repo=repo, number=number, title=title, body=body, author=author,
+            author_type=author_type, labels=list(labels), base=base,
+            head_sha=head_sha or f"{number:040x}", draft=draft, state=state, merged=False,
+            files=[f if isinstance(f, FakeFile) else FakeFile(f) for f in files],
+            created_at=now, updated_at=updated_at or now,
+            requested_users=list(requested_users), requested_teams=list(requested_teams),
+        )
+        self.pulls[(repo, number)] = pull
+        return pull
+
+    def add_comment(self, repo: str, number: int, author: str, body: str,
+                    *, author_type: str = "User") -> FakeComment:
+        self.pull(repo, number)
+        now = self.now()
+        comment = FakeComment(self._new_id(), repo, number, author, body, now, now, author_type)
+        self.comments[comment.id] = comment
+        return comment
+
+    def add_review(self, repo: str, number: int, login: str, state: str = "APPROVED") -> None:
+        self.pull(repo, number).reviews.append((login, state))
+
+    def set_permission(self, repo: str, login: str, permission: str,
+                       role_name: str | None = None) -> None:
+        self.add_repo(repo).permissions[login] = (permission, role_name or permission)
+
+    # --- queries for tests -------------------------------------------------
+
+    def pull(self, repo: str, number: int) -> FakePull:
+        try:
+            return self.pulls[(repo, number)]
+        except KeyError:
+            raise FakeHTTPError(404, "Not Found") from None
+
+    def comments_on(self, repo: str, number: int) -> list[FakeComment]:
+        return sorted((c for c in self.comments.values()
+                       if c.repo == repo and c.number == number), key=lambda c: c.id)
+
+    def bot_comments(self, repo: str, number: int, login: str = "pr-digest[bot]") -> list[str]:
+        return [c.body for c in self.comments_on(repo, number) if c.author == login]
+
+    def count(self, method: str, route: str) -> int:
+        return sum(1 for c in self.calls if c.method == method and c.route == route)
+
+    def open_review_requests(self, login: str) -> int:
+        return sum(1 for p in self.pulls.values()
+                   if p.state == "open" and login in p.requested_users)
+
+    # --- fault injection ---------------------------------------------------
+
+    def fail_next(self, method: str, path_pattern: str, status: int, *, times: int = 1,
+                  headers: dict[str, str] | None = None, body: dict[str, Any] | None = None,
+                  applied: bool = False) -> None:
+        """Fail the next `times` matching calls. `path_pattern` is a glob matched
+        against the templated route and the concrete path. `applied=True` performs
+        the write first (GitHub created the comment, the response was lost)."""
+        self.faults.append(Fault(method.upper(), path_pattern, status, times,
+                                 dict(headers or {}), body, applied))
+
+    def slow_next(self, method: str, path_pattern: str, seconds: float, *,
+                  times: int = 1) -> None:
+        self.faults.append(Fault(method.upper(), path_pattern, 0, times, {}, None, False,
+                                 delay=seconds))
+
+    def secondary_rate_limit_next(self, method: str, path_pattern: str, *,
+                                  retry_after: int = 60, times: int = 1) -> None:
+        self.fail_next(method, path_pattern, 403, times=times,
+                       headers={"Retry-After": str(retry_after)},
+                       body={"message": SECONDARY_RATE_LIMIT_MESSAGE})
+
+    def fail_every(self, n: int, status: int = 502, methods: Iterable[str] = ("GET",)) -> None:
+        """Every `n`th call (counting calls with these methods) fails with `status`."""
+        self._fail_every = (n, status, frozenset(m.upper() for m in methods))
+
+    def fail_randomly(self, probability: float, status: int = 502,
+                      methods: Iterable[str] = ("GET",)) -> None:
+        """Fail calls at random, from the state's seeded RNG (reproducible)."""
+        self._fail_probability = (probability, status, frozenset(m.upper() for m in methods))
+
+    def take_fault(self, method: str, route: str, path: str) -> Fault | None:
+        """Called once per request by each front end; consumes a matching fault."""
+        for fault in self.faults:
+            if fault.method == method and (fnmatch.fnmatchcase(route, fault.path_pattern)
+                                           or fnmatch.fnmatchcase(path, fault.path_pattern)):
+                fault.times -= 1
+                if fault.times <= 0:
+                    self.faults.remove(fault)
+                return fault
+        if self._fail_every and method in self._fail_every[2]:
+            self._call_counter += 1
+            if self._call_counter % self._fail_every[0] == 0:
+                return Fault(method, path, self._fail_every[1], 1, {}, None, False)
+        if self._fail_probability and method in self._fail_probability[2]:
+            if self._rng.random() < self._fail_probability[0]:
+                return Fault(method, path, self._fail_probability[1], 1, {}, None, False)
+        return None
+
+    # --- rate limit --------------------------------------------------------
+
+    def rate_limit_reset(self) -> int:
+        return int((self.now() + timedelta(hours=1)).timestamp())
+
+    def consume_rate_limit(self) -> dict[str, str]:
+        """Headers for one response; raises 403 (primary limit) when exhausted."""
+        exhausted = self.rate_limit_remaining <= 0
+        self.rate_limit_remaining = max(0, self.rate_limit_remaining - 1)
+        headers = {
+            "X-RateLimit-Limit": str(self.rate_limit),
+            "X-RateLimit-Remaining": str(self.rate_limit_remaining),
+            "X-RateLimit-Reset": str(self.rate_limit_reset()),
+            "X-RateLimit-Used": str(self.rate_limit - self.rate_limit_remaining),
+            "X-RateLimit-Resource": "core",
+        }
+        if exhausted:
+            raise FakeHTTPError(403, "API rate limit exceeded for installation.", headers)
+        return headers
+
+    def record(self, method: str, route: str, path: str, status: int) -> None:
+        self.calls.append(CallRecord(method, route, path, status))
+
+    # --- auth --------------------------------------------------------------
+
+    def issue_token(self, installation_id: int) -> tuple[str, datetime]:
+        if installation_id not in self.installations:
+            raise FakeHTTPError(404, "Not Found")
+        token = "ghs_" + secrets.token_hex(18)
+        expires_at = (self.now() + timedelta(hours=1)).replace(microsecond=0)
+        self.tokens[token] = (installation_id, expires_at)
+        return token, expires_at
+
+    def token_is_valid(self, token: str) -> bool:
+        issued = self.tokens.get(token)
+        return issued is not None and self.now() < issued[1]
+
+    # --- GitHub semantics (both front ends call these) ---------------------
+
+    def list_files(self, repo: str, number: int) -> list[FakeFile]:
+        files = self.pull(repo, number).files
+        return files if self.files_cap is None else files[: self.files_cap]
+
+    def list_comments(self, repo: str, number: int) -> list[FakeComment]:
+        self.pull(repo, number)
+        return self.comments_on(repo, number)
+
+    def _check_body(self, body: str) -> None:
+        if len(body) > COMMENT_MAX_CHARS:
+            raise FakeHTTPError(422, "Validation Failed: body is too long "
+                                     f"(maximum is {COMMENT_MAX_CHARS} characters)")
+
+    def create_comment(self, repo: str, number: int, author: str, body: str,
+                       *, author_type: str = "Bot") -> FakeComment:
+        self._check_body(body)
+        return self.add_comment(repo, number, author, body, author_type=author_type)
+
+    def comment(self, repo: str, comment_id: int) -> FakeComment:
+        found = self.comments.get(comment_id)
+        if found is None or found.repo != repo:
+            raise FakeHTTPError(404, "Not Found")
+        return found
+
+    def update_comment(self, repo: str, comment_id: int, body: str) -> FakeComment:
+        comment = self.comment(repo, comment_id)
+        self._check_body(body)
+        comment.body = body
+        comment.updated_at = self.now()
+        return comment
+
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        self.comment(repo, comment_id)
+        del self.comments[comment_id]
+
+    def add_reaction(self, repo: str, comment_id: int, login: str, content: str) -> None:
+        comment = self.comment(repo, comment_id)
+        if (login, content) not in comment.reactions:
+            comment.reactions.append((login, content))
+
+    def add_labels(self, repo: str, number: int, labels: Iterable[str]) -> list[str]:
+        pull = self.pull(repo, number)
+        for label in labels:
+            if label not in pull.labels:
+                pull.labels.append(label)
+        return pull.labels
+
+    def remove_label(self, repo: str, number: int, label: str) -> list[str]:
+        pull = self.pull(repo, number)
+        if label not in pull.labels:
+            raise FakeHTTPError(404, "Label does not exist")
+        pull.labels.remove(label)
+        return pull.labels
+
+    def request_reviewers(self, repo: str, number: int, users: Iterable[str],
+                          teams: Iterable[str]) -> FakePull:
+        pull = self.pull(repo, number)
+        users, teams = list(users), list(teams)
+        if pull.author in users:
+            raise FakeHTTPError(422, "Review cannot be requested from pull request author.")
+        for user in users:
+            if user not in pull.requested_users:
+                pull.requested_users.append(user)
+        for team in teams:
+            if team not in pull.requested_teams:
+                pull.requested_teams.append(team)
+        return pull
+
+    def permission(self, repo: str, login: str) -> tuple[str, str]:
+        found = self.repos.get(repo)
+        if found is None or login not in found.permissions:
+            raise FakeHTTPError(404, f"{login} is not a user")
+        return found.permissions[login]
+
+    def default_branch_file(self, repo: str, path: str) -> str:
+        found = self.repos.get(repo)
+        if found is None or path not in found.files:
+            raise FakeHTTPError(404, "Not Found")
+        return found.files[path]
+
+    def open_pulls(self, repo: str) -> list[FakePull]:
+        if repo not in self.repos:
+            raise FakeHTTPError(404, "Not Found")
+        pulls = [p for p in self.pulls.values() if p.repo == repo and p.state == "open"]
+        return sorted(pulls, key=lambda p: (p.updated_at, p.number), reverse=True)

@@ -1,0 +1,220 @@
+"""Realistic GitHub JSON for the fake server, built from GitHub's own examples.
+
+Each builder starts from the OpenAPI example in tests/fixtures/github/ and
+overrides what the fake knows, then adds the fields githubkit's 2026-03-10
+schema requires that the examples lack (labels' archived_at/archived_by, a
+repository's has_discussions, users' *_url set, ...). `tests/test_fake_github.py`
+parses every builder with githubkit's models, so a missing field fails a test,
+not a later adapter run.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.github_state import FakeComment, FakeFile, FakePull, FakeRepo
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi_examples.json"
+API = "https://api.github.com"
+WEB = "https://github.com"
+
+JSON = dict[str, Any]
+
+
+@cache
+def _examples() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(FIXTURE.read_text())
+    return loaded
+
+
+def example(name: str) -> Any:
+    return copy.deepcopy(_examples()[name])
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def user(login: str, *, user_type: str = "User", user_id: int = 1) -> JSON:
+    u = f"{API}/users/{login}"
+    return {
+        "login": login, "id": user_id, "node_id": f"U_{user_id}",
+        "avatar_url": f"https://avatars.githubusercontent.com/u/{user_id}?v=4",
+        "gravatar_id": "", "url": u, "html_url": f"{WEB}/{login}",
+        "followers_url": f"{u}/followers", "following_url": f"{u}/following{{/other_user}}",
+        "gists_url": f"{u}/gists{{/gist_id}}", "starred_url": f"{u}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{u}/subscriptions", "organizations_url": f"{u}/orgs",
+        "repos_url": f"{u}/repos", "events_url": f"{u}/events{{/privacy}}",
+        "received_events_url": f"{u}/received_events", "type": user_type,
+        "user_view_type": "public", "site_admin": False,
+    }
+
+
+def _user_id(login: str) -> int:
+    return 10_000 + sum(ord(ch) * (i + 1) for i, ch in enumerate(login))
+
+
+def label(repo: str, name: str) -> JSON:
+    base = example("label-items")[0]
+    base.update(id=_user_id(name), name=name, url=f"{API}/repos/{repo}/labels/{name}",
+                default=False, description=None, archived_at=None, archived_by=None)
+    return base  # type: ignore[no-any-return]
+
+
+def team(slug: str) -> JSON:
+    base = example("pull-request")["requested_teams"][0]
+    base.update(slug=slug, name=slug, id=_user_id(slug), parent=None, type="organization",
+                html_url=f"{WEB}/orgs/org/teams/{slug}")
+    return base  # type: ignore[no-any-return]
+
+
+def _repository(repo: FakeRepo | None, full_name: str, template: JSON) -> JSON:
+    owner, name = full_name.split("/", 1)
+    template.update(
+        id=repo.id if repo else 1, name=name, full_name=full_name,
+        owner=user(owner, user_type="Organization", user_id=_user_id(owner)),
+        default_branch=repo.default_branch if repo else "main",
+        html_url=f"{WEB}/{full_name}", url=f"{API}/repos/{full_name}",
+        has_discussions=False,
+    )
+    return template
+
+
+def _branch(pull: FakePull, repo: FakeRepo | None, part: str, template: JSON) -> JSON:
+    owner = pull.repo.split("/", 1)[0]
+    ref = pull.base if part == "base" else f"{pull.author}-branch"
+    sha = pull.head_sha if part == "head" else "b" * 40
+    template.update(ref=ref, sha=sha, label=f"{owner}:{ref}",
+                    user=user(owner, user_type="Organization", user_id=_user_id(owner)),
+                    repo=_repository(repo, pull.repo, template["repo"]))
+    return template
+
+
+def _pull_common(pull: FakePull, repo: FakeRepo | None, data: JSON) -> JSON:
+    url = f"{API}/repos/{pull.repo}/pulls/{pull.number}"
+    data.update(
+        id=pull.number + 1_000_000, number=pull.number, title=pull.title, body=pull.body,
+        state=pull.state, draft=pull.draft, locked=False,
+        url=url, html_url=f"{WEB}/{pull.repo}/pull/{pull.number}",
+        issue_url=f"{API}/repos/{pull.repo}/issues/{pull.number}",
+        user=user(pull.author, user_type=pull.author_type, user_id=_user_id(pull.author)),
+        labels=[label(pull.repo, name) for name in pull.labels],
+        requested_reviewers=[user(login, user_id=_user_id(login))
+                             for login in pull.requested_users],
+        requested_teams=[team(slug) for slug in pull.requested_teams],
+        created_at=iso(pull.created_at), updated_at=iso(pull.updated_at),
+        closed_at=None, merged_at=None, assignee=None, assignees=[], milestone=None,
+        head=_branch(pull, repo, "head", data["head"]),
+        base=_branch(pull, repo, "base", data["base"]),
+    )
+    return data
+
+
+def pull_request(pull: FakePull, repo: FakeRepo | None) -> JSON:
+    data = _pull_common(pull, repo, example("pull-request"))
+    data.update(merged=pull.merged, merged_by=None, changed_files=len(pull.files),
+                additions=pull.additions, deletions=pull.deletions, commits=1,
+                comments=0, review_comments=0, mergeable=None, rebaseable=None,
+                mergeable_state="unknown")
+    return data
+
+
+def pull_request_simple(pull: FakePull, repo: FakeRepo | None) -> JSON:
+    return _pull_common(pull, repo, example("pull-request-simple"))
+
+
+def diff_entry(repo: str, f: FakeFile, head_sha: str) -> JSON:
+    data: JSON = example("diff-entry-items")[0]
+    data.update(
+        sha=f"{_user_id(f.filename):040x}", filename=f.filename, status=f.status,
+        additions=f.additions, deletions=f.deletions, changes=f.additions + f.deletions,
+        blob_url=f"{WEB}/{repo}/blob/{head_sha}/{f.filename}",
+        raw_url=f"{WEB}/{repo}/raw/{head_sha}/{f.filename}",
+        contents_url=f"{API}/repos/{repo}/contents/{f.filename}?ref={head_sha}",
+    )
+    if f.patch is None:
+        data.pop("patch", None)
+    else:
+        data["patch"] = f.patch
+    if f.previous_filename:
+        data["previous_filename"] = f.previous_filename
+    return data
+
+
+def issue_comment(c: FakeComment) -> JSON:
+    data: JSON = example("issue-comment")
+    data.update(
+        id=c.id, node_id=f"IC_{c.id}", body=c.body,
+        url=f"{API}/repos/{c.repo}/issues/comments/{c.id}",
+        html_url=f"{WEB}/{c.repo}/pull/{c.number}#issuecomment-{c.id}",
+        issue_url=f"{API}/repos/{c.repo}/issues/{c.number}",
+        user=user(c.author, user_type=c.author_type, user_id=_user_id(c.author)),
+        created_at=iso(c.created_at), updated_at=iso(c.updated_at),
+        author_association="NONE" if c.author_type == "Bot" else "CONTRIBUTOR",
+    )
+    return data
+
+
+def reaction(login: str, content: str, reaction_id: int, at: datetime) -> JSON:
+    data: JSON = example("reaction")
+    data.update(id=reaction_id, content=content, created_at=iso(at),
+                user=user(login, user_type="Bot" if login.endswith("[bot]") else "User",
+                          user_id=_user_id(login)))
+    return data
+
+
+def review(repo: str, number: int, login: str, state: str, review_id: int) -> JSON:
+    data: JSON = example("pull-request-review-items")[0]
+    data.update(id=review_id, state=state, user=user(login, user_id=_user_id(login)),
+                pull_request_url=f"{API}/repos/{repo}/pulls/{number}",
+                html_url=f"{WEB}/{repo}/pull/{number}#pullrequestreview-{review_id}")
+    return data
+
+
+def collaborator_permission(login: str, permission: str, role_name: str) -> JSON:
+    data: JSON = example("repository-collaborator-permission")
+    u = user(login, user_id=_user_id(login))
+    u["role_name"] = role_name
+    data.update(permission=permission, role_name=role_name, user=u)
+    return data
+
+
+def content_file(repo: str, path: str, text: str, branch: str) -> JSON:
+    encoded = base64.b64encode(text.encode()).decode()
+    # GitHub wraps base64 content at 60 characters per line.
+    wrapped = "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n"
+    sha = f"{_user_id(path + text):040x}"
+    url = f"{API}/repos/{repo}/contents/{path}?ref={branch}"
+    git_url = f"{API}/repos/{repo}/git/blobs/{sha}"
+    html_url = f"{WEB}/{repo}/blob/{branch}/{path}"
+    return {
+        "type": "file", "encoding": "base64", "size": len(text.encode()),
+        "name": path.rsplit("/", 1)[-1], "path": path, "content": wrapped, "sha": sha,
+        "url": url, "git_url": git_url, "html_url": html_url,
+        "download_url": f"https://raw.githubusercontent.com/{repo}/{branch}/{path}",
+        "_links": {"self": url, "git": git_url, "html": html_url},
+    }
+
+
+def integration(app_id: int, slug: str) -> JSON:
+    data: JSON = example("integration")
+    data.update(id=app_id, slug=slug, name=slug, html_url=f"{WEB}/apps/{slug}",
+                owner=user("vllm-project", user_type="Organization", user_id=1))
+    return data
+
+
+def installation_token(token: str, expires_at: datetime) -> JSON:
+    data: JSON = example("installation-token")
+    data.update(token=token, expires_at=iso(expires_at))
+    return data
+
+
+def error(message: str, status: int) -> JSON:
+    return {"message": message,
+            "documentation_url": "https://docs.github.com/rest", "status": str(status)}
