@@ -1,0 +1,241 @@
+"""The HTTP service: webhook intake (verify, persist, 202 in milliseconds), health,
+readiness and metrics. Built by a factory; nothing runs at import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from bot.jobs import Worker
+from bot.logs import register_secret
+from bot.metrics import Metrics
+from bot.settings import Settings
+from bot.store import Delivery, JobStore, StoreUnavailable
+from bot.webhooks import BotIdentity, Ignored, PayloadError, route_event, verify_signature
+
+log = logging.getLogger("bot.app")
+
+# Metric labels come from request headers: keep their cardinality bounded.
+_KNOWN_EVENTS = frozenset({
+    "pull_request", "issue_comment", "ping", "installation", "installation_repositories",
+})
+_ACTION = re.compile(r"^[a-z_]{1,40}$")
+_READY_TIMEOUT_SECONDS = 2.0
+
+
+@dataclass
+class _Reply:
+    status: int
+    body: dict[str, Any]
+    outcome: str
+    event: str = "-"
+    action: str = "-"
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+class _Rejected(Exception):
+    def __init__(self, status: int, reason: str, outcome: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.outcome = status, reason, outcome
+
+
+@dataclass
+class _Intake:
+    settings: Settings
+    store: JobStore
+    metrics: Metrics
+    worker: Worker | None
+    draining: bool = False
+    _warned_unsigned: bool = False
+    _warned_no_secret: bool = False
+
+    async def webhook(self, request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            reply = await self._handle(request)
+        except _Rejected as rejected:
+            reply = _Reply(rejected.status, {"error": rejected.reason}, rejected.outcome)
+        except StoreUnavailable as exc:
+            log.error("store unavailable, delivery refused: %s", exc)
+            reply = _Reply(503, {"error": "store unavailable"}, "unavailable")
+        except Exception:
+            # Never a 500; a 503 makes GitHub show the failure so it can be redelivered.
+            log.exception("unexpected error during intake")
+            reply = _Reply(503, {"error": "internal error"}, "error")
+        elapsed = time.perf_counter() - started
+        self.metrics.ack_seconds.observe(elapsed)
+        self.metrics.deliveries.labels(
+            event=reply.event, action=reply.action, outcome=reply.outcome
+        ).inc()
+        log.log(
+            logging.INFO if reply.status < 400 else logging.WARNING,
+            "delivery %s", reply.outcome,
+            extra={**reply.context, "event": reply.event, "action": reply.action,
+                   "outcome": reply.outcome, "status": reply.status,
+                   "duration_ms": round(elapsed * 1000, 2),
+                   "reason": reply.body.get("error") or reply.body.get("ignored")},
+        )
+        return JSONResponse(reply.body, status_code=reply.status)
+
+    async def _handle(self, request: Request) -> _Reply:
+        body = await self._read_body(request)
+        self._check_signature(request, body)
+        event = request.headers.get("x-github-event", "")
+        delivery_id = request.headers.get("x-github-delivery", "")
+        event_label = event if event in _KNOWN_EVENTS else "other"
+        try:
+            payload = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise _Rejected(400, "body is not JSON", "bad_request") from None
+        if not isinstance(payload, dict):
+            raise _Rejected(400, "body is not a JSON object", "bad_request")
+        if event == "ping":
+            return _Reply(200, {"ok": True, "zen": payload.get("zen")}, "ping", "ping")
+        if not event or not delivery_id or len(delivery_id) > 200:
+            raise _Rejected(400, "missing X-GitHub-Event or X-GitHub-Delivery", "bad_request")
+        raw_action = payload.get("action")
+        action = raw_action if isinstance(raw_action, str) and _ACTION.match(raw_action) else "-"
+        action_label = action if event_label != "other" else "-"
+        context: dict[str, Any] = {"delivery": delivery_id}
+        identity = BotIdentity(self.settings.bot_login, self.settings.app_id)
+        try:
+            routed = route_event(event, payload, identity)
+        except PayloadError as exc:
+            return _Reply(400, {"error": f"bad {event} payload: {exc}"}, "bad_request",
+                          event_label, action_label, context)
+        delivery = Delivery(delivery_id=delivery_id, event=event, action=action)
+        if isinstance(routed, Ignored):
+            await self._record_ignored(delivery)
+            return _Reply(202, {"ignored": routed.reason}, "ignored",
+                          event_label, action_label, context)
+        context.update(repo=routed.repo, pr=routed.number, installation=routed.installation_id)
+        acceptance, job_id = await self.store.accept_delivery(delivery, routed)
+        context["job"] = job_id
+        if acceptance == "duplicate":
+            return _Reply(202, {"duplicate": True, "job": job_id}, "duplicate",
+                          event_label, action_label, context)
+        if self.worker is not None:
+            self.worker.wake()
+        return _Reply(202, {"ok": True, "job": job_id, "outcome": acceptance}, acceptance,
+                      event_label, action_label, context)
+
+    async def _read_body(self, request: Request) -> bytes:
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise _Rejected(400, "bad Content-Length", "bad_request")
+            if int(declared) > limit:
+                raise _Rejected(413, "payload too large", "too_large")
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            # Count while streaming too: chunked bodies carry no Content-Length.
+            async for chunk in request.stream():
+                total += len(chunk)
+                if total > limit:
+                    raise _Rejected(413, "payload too large", "too_large")
+                chunks.append(chunk)
+        except ClientDisconnect:
+            raise _Rejected(400, "client disconnected", "bad_request") from None
+        return b"".join(chunks)
+
+    def _check_signature(self, request: Request, body: bytes) -> None:
+        secrets = self.settings.webhook_secrets()
+        header = request.headers.get("x-hub-signature-256")
+        if secrets:
+            if not verify_signature(body, header, secrets):
+                raise _Rejected(401, "bad or missing signature", "unauthorized")
+            return
+        if self.settings.effective_dry_run:
+            if not self._warned_unsigned:
+                self._warned_unsigned = True
+                log.warning("no webhook secret configured: accepting unsigned deliveries "
+                            "(dry-run only; set DIGEST_WEBHOOK_SECRET)")
+            return
+        if not self._warned_no_secret:
+            self._warned_no_secret = True
+            log.error("no webhook secret configured: refusing every delivery")
+        raise _Rejected(401, "webhook secret not configured", "unauthorized")
+
+    async def _record_ignored(self, delivery: Delivery) -> None:
+        # An audit trail only: losing it must not fail a delivery we would ignore anyway.
+        try:
+            await self.store.record_delivery(delivery, "ignored")
+        except StoreUnavailable:
+            log.warning("could not record ignored delivery", extra={
+                "delivery": delivery.delivery_id})
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    async def readyz(self, request: Request) -> Response:
+        if self.draining:
+            return JSONResponse({"ready": False, "reason": "draining"}, status_code=503)
+        try:
+            await asyncio.wait_for(self.store.ping(), _READY_TIMEOUT_SECONDS)
+        except (StoreUnavailable, TimeoutError):
+            return JSONResponse({"ready": False, "reason": "store unavailable"},
+                                status_code=503)
+        return JSONResponse({"ready": True})
+
+    async def metrics_text(self, request: Request) -> Response:
+        try:
+            counts = await asyncio.wait_for(self.store.counts(), _READY_TIMEOUT_SECONDS)
+        except (StoreUnavailable, TimeoutError):
+            pass
+        else:
+            self.metrics.queue_depth.set(counts["queued"] + counts["failed"] + counts["running"])
+            self.metrics.parked_jobs.set(counts["parked"])
+        return PlainTextResponse(generate_latest(self.metrics.registry),
+                                 media_type=CONTENT_TYPE_LATEST)
+
+
+def _register_secrets(settings: Settings) -> None:
+    for secret in settings.webhook_secrets():
+        register_secret(secret)
+    for value in (settings.private_key, settings.github_token):
+        if value is not None:
+            register_secret(value.get_secret_value())
+
+
+def create_app(
+    settings: Settings, store: JobStore, metrics: Metrics, *, worker: Worker | None = None
+) -> Starlette:
+    _register_secrets(settings)
+    intake = _Intake(settings, store, metrics, worker)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        intake.draining = False
+        if worker is not None:
+            await worker.start()
+        try:
+            yield
+        finally:
+            intake.draining = True
+            if worker is not None:
+                await worker.stop(settings.drain_seconds)
+
+    return Starlette(
+        routes=[
+            Route("/webhook", intake.webhook, methods=["POST"]),
+            Route("/healthz", intake.healthz, methods=["GET"]),
+            Route("/readyz", intake.readyz, methods=["GET"]),
+            Route("/metrics", intake.metrics_text, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,185 @@
+"""The worker pool: claims due jobs from the store, runs the processor, records outcomes.
+
+Per-PR exclusivity comes from the store (`claim` skips keys with a running job), so it
+holds across replicas sharing one database, not just inside this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+from bot.logs import redact
+from bot.metrics import Metrics
+from bot.store import Job, JobStore, StoreUnavailable
+
+Processor = Callable[[Job], Awaitable[None]]
+Periodic = tuple[float, Callable[[], Awaitable[object]]]
+
+log = logging.getLogger("bot.jobs")
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    """A `retry_after` (seconds) the failure carries, e.g. GitHubError from a rate limit."""
+    value = getattr(exc, "retry_after", None)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+class Worker:
+    def __init__(
+        self,
+        store: JobStore,
+        process: Processor,
+        metrics: Metrics,
+        *,
+        concurrency: int = 4,
+        clock: Callable[[], float] = time.time,
+        poll_interval: float = 1.0,
+        lease_check_interval: float = 30.0,
+        periodic: Sequence[Periodic] = (),
+    ) -> None:
+        self._store = store
+        self._process = process
+        self._metrics = metrics
+        self._concurrency = concurrency
+        self._clock = clock
+        self._poll = poll_interval
+        self._periodic = [*periodic, (lease_check_interval, self._release_expired)]
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._stopping = False
+        self._runners: list[asyncio.Task[None]] = []
+        self._timers: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wakeup = asyncio.Event()
+        self._stopping = False
+        self._runners = [
+            asyncio.create_task(self._run(), name=f"worker-{i}") for i in range(self._concurrency)
+        ]
+        self._timers = [
+            asyncio.create_task(self._every(interval, fn), name=f"periodic-{i}")
+            for i, (interval, fn) in enumerate(self._periodic)
+        ]
+
+    def wake(self) -> None:
+        """A job is due now: don't wait for the next poll. Safe from any thread."""
+        loop, event = self._loop, self._wakeup
+        if loop is None or event is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            event.set()
+        else:
+            loop.call_soon_threadsafe(event.set)
+
+    async def stop(self, drain_seconds: float) -> None:
+        """Stop claiming; let in-flight jobs finish within the bound, then cancel them
+        (they go back to the queue). Queued jobs simply stay in the store."""
+        self._stopping = True
+        for task in self._timers:
+            task.cancel()
+        self.wake()
+        if self._runners:
+            _, late = await asyncio.wait(self._runners, timeout=max(drain_seconds, 0))
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late, timeout=5)
+        await asyncio.gather(*self._timers, return_exceptions=True)
+        self._runners, self._timers = [], []
+
+    async def _run(self) -> None:
+        assert self._wakeup is not None
+        while not self._stopping:
+            self._wakeup.clear()
+            try:
+                job = await self._store.claim(self._clock())
+            except StoreUnavailable:
+                log.warning("store unavailable, worker backing off")
+                job = None
+            if job is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wakeup.wait(), self._poll)
+                continue
+            if self._stopping:
+                await self._store.release(job.id)
+                break
+            try:
+                await self._handle(job)
+            except StoreUnavailable:
+                # The outcome was not recorded; the lease runs out and the job reruns.
+                log.exception("store unavailable while finishing job %d", job.id)
+            # Others may be waiting for this key to free up.
+            self._wakeup.set()
+
+    async def _handle(self, job: Job) -> None:
+        context: dict[str, object] = {
+            "job": job.id, "kind": job.kind, "delivery": job.delivery_id, "repo": job.repo,
+            "pr": job.number, "installation": job.installation_id, "attempt": job.attempts + 1,
+        }
+        started = time.perf_counter()
+        try:
+            await self._process(job)
+        except asyncio.CancelledError:
+            # Drain ran out: hand the job back untouched, it reruns on the next start.
+            await asyncio.shield(self._store.release(job.id))
+            self._observe(job, "released", started, context)
+            raise
+        except Exception as exc:
+            retry_after = retry_after_of(exc)
+            retry_at = self._clock() + retry_after if retry_after is not None else None
+            error = redact(f"{type(exc).__name__}: {exc}")
+            updated = await self._store.fail(job.id, error, retry_at)
+            outcome = "parked" if updated.state == "parked" else "retry"
+            self._observe(job, outcome, started, {**context, "error": error})
+        else:
+            await self._store.complete(job.id)
+            self._observe(job, "ok", started, context)
+        await self._refresh_gauges()
+
+    def _observe(
+        self, job: Job, outcome: str, started: float, context: dict[str, object]
+    ) -> None:
+        elapsed = time.perf_counter() - started
+        self._metrics.job_seconds.labels(kind=job.kind, outcome=outcome).observe(elapsed)
+        level = logging.INFO if outcome in ("ok", "released") else logging.WARNING
+        log.log(level, "job %s", outcome, extra={
+            **context, "outcome": outcome, "duration_ms": round(elapsed * 1000, 1),
+        })
+
+    async def _refresh_gauges(self) -> None:
+        try:
+            counts = await self._store.counts()
+        except StoreUnavailable:
+            return
+        self._metrics.queue_depth.set(counts["queued"] + counts["failed"] + counts["running"])
+        self._metrics.parked_jobs.set(counts["parked"])
+
+    async def _release_expired(self) -> None:
+        released = await self._store.release_expired_leases(self._clock())
+        if released:
+            log.warning("released %d jobs whose worker stopped answering", released)
+            self.wake()
+        await self._refresh_gauges()
+
+    async def _every(self, interval: float, fn: Callable[[], Awaitable[object]]) -> None:
+        """Run once now, then every `interval` seconds; a failure is logged, never fatal."""
+        name = getattr(fn, "__qualname__", repr(fn))
+        while not self._stopping:
+            try:
+                await fn()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("periodic task %s failed", name)
+            await asyncio.sleep(interval)

@@ -1,0 +1,531 @@
+"""The durable inbox: deliveries and jobs in SQLite, coalesced per PR, safe against kill -9.
+
+The store is an inbox and a cache, never the source of truth (ARCHITECTURE.md): every
+job recomputes the digest from GitHub, so coalescing and re-running are harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import queue
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_T = TypeVar("_T")
+JobKind = Literal["pr", "command", "sweep"]
+JobState = Literal["queued", "running", "done", "failed", "parked"]
+Acceptance = Literal["accepted", "duplicate", "requeued"]
+STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")
+# "failed" means: failed, retry at not_before. Both it and "queued" are waiting to run.
+
+class StoreUnavailable(Exception):
+    """The database cannot be reached or written; intake answers 503."""
+
+
+class SqliteWriter:
+    """One thread owns the connection. Calls that arrive together share one transaction
+    (group commit), each inside its own savepoint so one failing call undoes only itself."""
+
+    _MAX_BATCH = 128
+
+    def __init__(self, path: str, schema: str, *, busy_timeout_ms: int = 5000) -> None:
+        self._queue: queue.SimpleQueue[_Op[Any] | None] = queue.SimpleQueue()
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a process crash (kill -9); only an OS crash or power
+        # loss may drop the last commits, and the reconcile sweep repairs those.
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        self._conn.executescript(schema)
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name="sqlite-writer", daemon=True)
+        self._thread.start()
+
+    async def run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._closed or not self._thread.is_alive():
+            raise StoreUnavailable("store is closed")
+        op: _Op[_T] = _Op(fn)
+        self._queue.put(op)
+        return await asyncio.wrap_future(op.future)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+            self._thread.join(timeout=10)
+            self._conn.close()
+
+    def _serve(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch: list[_Op[Any]] = [first]
+            stop = False
+            while len(batch) < self._MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            self._run_batch(batch)
+            if stop:
+                return
+
+    def _run_batch(self, batch: list[_Op[Any]]) -> None:
+        conn = self._conn
+        outcomes: list[tuple[_Op[Any], Any, BaseException | None]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for op in batch:
+                conn.execute("SAVEPOINT op")
+                try:
+                    result = op.fn(conn)
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO op")
+                    conn.execute("RELEASE op")
+                    outcomes.append((op, None, exc))
+                else:
+                    conn.execute("RELEASE op")
+                    outcomes.append((op, result, None))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.rollback()
+            failure = StoreUnavailable(f"sqlite: {exc}")
+            for op in batch:
+                op.fail(failure)
+            return
+        for op, result, error in outcomes:
+            if error is None:
+                op.succeed(result)
+            elif isinstance(error, sqlite3.Error):
+                op.fail(StoreUnavailable(f"sqlite: {error}"))
+            else:
+                op.fail(error)
+
+
+class _Op(Generic[_T]):
+    __slots__ = ("fn", "future")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], _T]) -> None:
+        self.fn = fn
+        self.future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+
+    def succeed(self, result: _T) -> None:
+        if self.future.set_running_or_notify_cancel():
+            self.future.set_result(result)
+
+    def fail(self, error: BaseException) -> None:
+        if self.future.set_running_or_notify_cancel():
+            self.future.set_exception(error)
+
+
+def pr_key(repo: str, number: int) -> str:
+    return f"pr:{repo}#{number}"
+
+
+def command_key(repo: str, comment_id: int, body_sha1: str) -> str:
+    return f"cmd:{repo}#{comment_id}:{body_sha1}"
+
+
+class NewJob(BaseModel):
+    """A job as intake asks for it; the store decides whether it is new or merged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: JobKind
+    key: str
+    installation_id: int | None
+    repo: str
+    number: int | None
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class Job(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    kind: JobKind
+    key: str
+    installation_id: int | None
+    repo: str
+    number: int | None
+    payload: dict[str, Any]
+    delivery_id: str | None
+    attempts: int
+    state: JobState
+    not_before: float
+    last_error: str | None
+
+
+class Delivery(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    delivery_id: str
+    event: str
+    action: str | None = None
+
+
+class JobStore(Protocol):
+    async def accept_delivery(self, delivery: Delivery, job: NewJob) -> tuple[Acceptance, int]:
+        """Record the delivery and enqueue its job atomically; dedupe by delivery id."""
+        ...
+
+    async def record_delivery(self, delivery: Delivery, outcome: str) -> bool: ...
+
+    async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int: ...
+
+    async def claim(self, now: float | None = None) -> Job | None: ...
+
+    async def complete(self, job_id: int) -> None: ...
+
+    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job: ...
+
+    async def release(self, job_id: int) -> None: ...
+
+    async def release_expired_leases(self, now: float | None = None) -> int: ...
+
+    async def counts(self) -> dict[JobState, int]: ...
+
+    async def get(self, job_id: int) -> Job | None: ...
+
+    async def list_parked(self) -> list[Job]: ...
+
+    async def requeue_parked(self, job_ids: Sequence[int] | None = None) -> int: ...
+
+    async def ping(self) -> None: ...
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    event TEXT NOT NULL,
+    action TEXT,
+    received_at REAL NOT NULL,
+    outcome TEXT NOT NULL,
+    job_id INTEGER
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    installation_id INTEGER,
+    repo TEXT NOT NULL,
+    number INTEGER,
+    payload TEXT NOT NULL,
+    delivery_id TEXT,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL,
+    lease_until REAL,
+    last_error TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
+CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
+"""
+_COLUMNS = (
+    "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
+    " not_before, last_error"
+)
+
+
+def _row_to_job(row: sqlite3.Row) -> Job:
+    return Job(
+        id=row["id"], kind=row["kind"], key=row["key"], installation_id=row["installation_id"],
+        repo=row["repo"], number=row["number"], payload=json.loads(row["payload"]),
+        delivery_id=row["delivery_id"], attempts=row["attempts"], state=row["state"],
+        not_before=row["not_before"], last_error=row["last_error"],
+    )
+
+
+def merge_payloads(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Lists are unions in arrival order (actions, label names); scalars: newest wins."""
+    merged = dict(old)
+    for name, value in new.items():
+        if isinstance(value, list) and isinstance(merged.get(name), list):
+            merged[name] = merged[name] + [v for v in value if v not in merged[name]]
+        else:
+            merged[name] = value
+    return merged
+
+
+class SqliteJobStore:
+    """`JobStore` over one SQLite file (WAL). All SQL runs on one writer thread that
+    commits concurrent calls together, so intake never blocks the event loop."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        clock: Callable[[], float] = time.time,
+        settle_seconds: float = 3.0,
+        max_attempts: int = 8,
+        lease_seconds: float = 600.0,
+        backoff_base_seconds: float = 5.0,
+        backoff_cap_seconds: float = 600.0,
+        rng: random.Random | None = None,
+        busy_timeout_ms: int = 5000,
+    ) -> None:
+        self._clock = clock
+        self._settle = settle_seconds
+        self._max_attempts = max_attempts
+        self._lease = lease_seconds
+        self._backoff_base = backoff_base_seconds
+        self._backoff_cap = backoff_cap_seconds
+        self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
+        self._writer = SqliteWriter(str(path), _SCHEMA, busy_timeout_ms=busy_timeout_ms)
+
+    def close(self) -> None:
+        self._writer.close()
+
+    # -- intake ---------------------------------------------------------------------
+
+    async def accept_delivery(self, delivery: Delivery, job: NewJob) -> tuple[Acceptance, int]:
+        def op(conn: sqlite3.Connection) -> tuple[Acceptance, int]:
+            now = self._clock()
+            seen = conn.execute(
+                "SELECT job_id FROM deliveries WHERE delivery_id = ?", (delivery.delivery_id,)
+            ).fetchone()
+            if seen is not None and seen["job_id"] is not None:
+                return self._redeliver(conn, seen["job_id"], now)
+            job_id = self._enqueue(conn, job, delivery.delivery_id, now)
+            conn.execute(
+                "INSERT OR REPLACE INTO deliveries VALUES (?, ?, ?, ?, 'accepted', ?)",
+                (delivery.delivery_id, delivery.event, delivery.action, now, job_id),
+            )
+            return "accepted", job_id
+
+        return await self._writer.run(op)
+
+    def _redeliver(
+        self, conn: sqlite3.Connection, job_id: int, now: float
+    ) -> tuple[Acceptance, int]:
+        # GitHub never redelivers by itself: a redelivery is an operator asking for a retry.
+        cur = conn.execute(
+            "UPDATE jobs SET state = 'queued', attempts = 0, not_before = ?, updated_at = ?"
+            " WHERE id = ? AND state IN ('failed', 'parked')",
+            (now, now, job_id),
+        )
+        return ("requeued" if cur.rowcount else "duplicate"), job_id
+
+    async def record_delivery(self, delivery: Delivery, outcome: str) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO deliveries VALUES (?, ?, ?, ?, ?, NULL)",
+                (delivery.delivery_id, delivery.event, delivery.action, self._clock(), outcome),
+            )
+            return cur.rowcount > 0
+
+        return await self._writer.run(op)
+
+    async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int:
+        def op(conn: sqlite3.Connection) -> int:
+            return self._enqueue(conn, job, delivery_id, self._clock())
+
+        return await self._writer.run(op)
+
+    def _enqueue(
+        self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float
+    ) -> int:
+        if job.kind == "command":
+            # Same comment, same text: one run. A parked one may run again.
+            same = conn.execute(
+                "SELECT id FROM jobs WHERE key = ? AND state != 'parked' LIMIT 1", (job.key,)
+            ).fetchone()
+            if same is not None:
+                return int(same["id"])
+            return self._insert(conn, job, delivery_id, now, not_before=now)
+        # PR-Agent's pattern: at most one running and one pending job per PR. A new event
+        # merges into the pending one and pushes it back (vLLM's body-cleanup `edited`
+        # arrives seconds after `opened`; force-pushes come in bursts).
+        pending = conn.execute(
+            "SELECT id, payload FROM jobs WHERE key = ? AND state IN ('queued', 'failed')"
+            " ORDER BY id LIMIT 1",
+            (job.key,),
+        ).fetchone()
+        not_before = now + self._settle
+        if pending is None:
+            return self._insert(conn, job, delivery_id, now, not_before=not_before)
+        payload = merge_payloads(json.loads(pending["payload"]), job.payload)
+        conn.execute(
+            "UPDATE jobs SET payload = ?, state = 'queued', not_before = ?, updated_at = ?,"
+            " installation_id = COALESCE(?, installation_id) WHERE id = ?",
+            (json.dumps(payload), not_before, now, job.installation_id, pending["id"]),
+        )
+        return int(pending["id"])
+
+    def _insert(
+        self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float,
+        *, not_before: float,
+    ) -> int:
+        cur = conn.execute(
+            "INSERT INTO jobs (kind, key, installation_id, repo, number, payload, delivery_id,"
+            " state, attempts, not_before, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)",
+            (job.kind, job.key, job.installation_id, job.repo, job.number,
+             json.dumps(job.payload), delivery_id, not_before, now, now),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    # -- worker side ----------------------------------------------------------------
+
+    async def claim(self, now: float | None = None) -> Job | None:
+        def op(conn: sqlite3.Connection) -> Job | None:
+            at = self._clock() if now is None else now
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
+                " AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM jobs r"
+                " WHERE r.key = j.key AND r.state = 'running')"
+                " ORDER BY not_before, id LIMIT 1",
+                (at,),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE jobs SET state = 'running', lease_until = ?, updated_at = ? WHERE id = ?",
+                (at + self._lease, at, row["id"]),
+            )
+            return _row_to_job(row).model_copy(update={"state": "running"})
+
+        return await self._writer.run(op)
+
+    async def complete(self, job_id: int) -> None:
+        await self._set_state(job_id, "done")
+
+    async def release(self, job_id: int) -> None:
+        """Back to the queue without counting an attempt (shutdown mid-job)."""
+        await self._set_state(job_id, "queued")
+
+    async def _set_state(self, job_id: int, state: JobState) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            now = self._clock()
+            conn.execute(
+                "UPDATE jobs SET state = ?, lease_until = NULL, updated_at = ?,"
+                " not_before = MIN(not_before, ?) WHERE id = ? AND state = 'running'",
+                (state, now, now, job_id),
+            )
+
+        await self._writer.run(op)
+
+    def backoff_seconds(self, attempts: int) -> float:
+        """Exponential, capped, with jitter in [50%, 100%] so retries do not stampede."""
+        ceiling = min(self._backoff_cap, self._backoff_base * 2 ** max(attempts - 1, 0))
+        return float(ceiling * (0.5 + 0.5 * self._rng.random()))
+
+    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job:
+        def op(conn: sqlite3.Connection) -> Job:
+            now = self._clock()
+            row = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise KeyError(job_id)
+            attempts = int(row["attempts"]) + 1
+            state: JobState = "parked" if attempts >= self._max_attempts else "failed"
+            when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts)
+            conn.execute(
+                "UPDATE jobs SET state = ?, attempts = ?, not_before = ?, last_error = ?,"
+                " lease_until = NULL, updated_at = ? WHERE id = ?",
+                (state, attempts, when, error[:2000], now, job_id),
+            )
+            return self._get(conn, job_id)
+
+        return await self._writer.run(op)
+
+    async def release_expired_leases(self, now: float | None = None) -> int:
+        """A worker killed mid-job never completes it: its lease runs out and the job
+        returns to the queue. Counted as an attempt, so a job that kills its worker
+        every time ends up parked instead of looping."""
+
+        def op(conn: sqlite3.Connection) -> int:
+            at = self._clock() if now is None else now
+            cur = conn.execute(
+                "UPDATE jobs SET state = CASE WHEN attempts + 1 >= ? THEN 'parked'"
+                " ELSE 'queued' END, attempts = attempts + 1, not_before = ?,"
+                " last_error = 'lease expired (worker died?)', lease_until = NULL,"
+                " updated_at = ? WHERE state = 'running' AND lease_until < ?",
+                (self._max_attempts, at, at, at),
+            )
+            return cur.rowcount
+
+        return await self._writer.run(op)
+
+    # -- inspection -----------------------------------------------------------------
+
+    async def counts(self) -> dict[JobState, int]:
+        def op(conn: sqlite3.Connection) -> dict[JobState, int]:
+            found = dict.fromkeys(STATES, 0)
+            for row in conn.execute("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"):
+                found[row["state"]] = row["n"]
+            return found
+
+        return await self._writer.run(op)
+
+    def _get(self, conn: sqlite3.Connection, job_id: int) -> Job:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()  # noqa: S608
+        if row is None:
+            raise KeyError(job_id)
+        return _row_to_job(row)
+
+    async def get(self, job_id: int) -> Job | None:
+        def op(conn: sqlite3.Connection) -> Job | None:
+            try:
+                return self._get(conn, job_id)
+            except KeyError:
+                return None
+
+        return await self._writer.run(op)
+
+    async def list_jobs(self, state: JobState | None = None) -> list[Job]:
+        def op(conn: sqlite3.Connection) -> list[Job]:
+            sql = f"SELECT {_COLUMNS} FROM jobs"  # noqa: S608
+            rows = (conn.execute(sql + " WHERE state = ? ORDER BY id", (state,)) if state
+                    else conn.execute(sql + " ORDER BY id"))
+            return [_row_to_job(r) for r in rows]
+
+        return await self._writer.run(op)
+
+    async def list_parked(self) -> list[Job]:
+        return await self.list_jobs("parked")
+
+    async def requeue_parked(self, job_ids: Sequence[int] | None = None) -> int:
+        def op(conn: sqlite3.Connection) -> int:
+            now = self._clock()
+            sql = ("UPDATE jobs SET state = 'queued', attempts = 0, not_before = ?,"
+                   " updated_at = ? WHERE state = 'parked'")
+            if job_ids is None:
+                return conn.execute(sql, (now, now)).rowcount
+            marks = ",".join("?" * len(job_ids))
+            return conn.execute(f"{sql} AND id IN ({marks})", (now, now, *job_ids)).rowcount
+
+        return await self._writer.run(op)
+
+    async def prune(self, older_than: float) -> int:
+        """Forget finished jobs and deliveries older than this (keeps the file small)."""
+
+        def op(conn: sqlite3.Connection) -> int:
+            n = conn.execute(
+                "DELETE FROM jobs WHERE state = 'done' AND updated_at < ?", (older_than,)
+            ).rowcount
+            conn.execute("DELETE FROM deliveries WHERE received_at < ?", (older_than,))
+            return n
+
+        return await self._writer.run(op)
+
+    async def ping(self) -> None:
+        await self._writer.run(lambda conn: conn.execute("SELECT 1").fetchone())

@@ -1,0 +1,216 @@
+"""Sans-I/O webhook intake: verify the signature, parse the few fields we use, map an
+event to at most one job. No network, no database: the app wires these to the store.
+
+Event and action names stay plain strings (as gidgethub does): GitHub adds new ones
+all the time and an unknown one must be ignored, not crash a parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.store import NewJob, command_key, pr_key
+
+SIGNATURE_PREFIX = "sha256="
+
+# A cheap, line-anchored pre-filter; bot/core parses the command properly (quotes, code).
+_DIGEST_LINE = re.compile(r"^[ \t]*/digest(?![\w-])[^\n]*", re.IGNORECASE | re.MULTILINE)
+
+PR_ACTIONS = frozenset({
+    "opened", "reopened", "synchronize", "edited", "ready_for_review", "labeled",
+    "unlabeled", "converted_to_draft", "closed",
+})
+# An `edited` that only touched e.g. the milestone cannot change the digest.
+_EDITS_THAT_MATTER = ("title", "body", "base")
+ACKNOWLEDGED_EVENTS = frozenset({"installation", "installation_repositories"})
+
+
+def verify_signature(body: bytes, header: str | None, secrets: Sequence[bytes]) -> bool:
+    """True when `header` is `sha256=<hex HMAC of body>` under any of `secrets` (rotation)."""
+    if not header or not header.startswith(SIGNATURE_PREFIX):
+        return False
+    given = header[len(SIGNATURE_PREFIX):].strip().encode("ascii", errors="replace")
+    matched = False
+    # Check every secret, so timing does not reveal which one is in use.
+    for secret in secrets:
+        expected = hmac.new(secret, body, hashlib.sha256).hexdigest().encode()
+        matched |= hmac.compare_digest(expected, given)
+    return matched
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+_M = TypeVar("_M", bound=_Model)
+
+
+class Account(_Model):
+    login: str
+    type: str = "User"
+
+
+class Installation(_Model):
+    id: int
+
+
+class Repository(_Model):
+    full_name: str
+
+
+class Label(_Model):
+    name: str
+
+
+class PullRequestRef(_Model):
+    number: int
+
+
+class PullRequestEvent(_Model):
+    action: str
+    number: int
+    pull_request: PullRequestRef
+    repository: Repository
+    sender: Account
+    installation: Installation | None = None
+    label: Label | None = None
+    changes: dict[str, Any] | None = None
+
+
+class GitHubApp(_Model):
+    id: int
+
+
+class Comment(_Model):
+    id: int
+    body: str | None = None
+    user: Account
+    author_association: str | None = None
+    performed_via_github_app: GitHubApp | None = None
+
+
+class Issue(_Model):
+    number: int
+    pull_request: dict[str, Any] | None = None
+
+
+class IssueCommentEvent(_Model):
+    action: str
+    issue: Issue
+    comment: Comment
+    repository: Repository
+    sender: Account
+    installation: Installation | None = None
+    changes: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: str
+
+
+class PayloadError(ValueError):
+    """The event is one we handle but the payload lacks what we need (answered 400)."""
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """Who "we" are, so events the bot caused are dropped (no loops)."""
+
+    login: str | None = None
+    app_id: int | None = None
+
+    def is_self(self, account: Account) -> bool:
+        return self.login is not None and account.login.lower() == self.login.lower()
+
+
+def route_event(
+    event: str, payload: dict[str, Any], identity: BotIdentity
+) -> NewJob | Ignored:
+    """The job this delivery asks for, or why it asks for none. Raises PayloadError."""
+    action = payload.get("action")
+    if event == "pull_request":
+        return _route_pull_request(payload, identity)
+    if event == "issue_comment":
+        return _route_issue_comment(payload, identity)
+    if event in ACKNOWLEDGED_EVENTS:
+        return Ignored(f"{event}.{action}: acknowledged")
+    return Ignored(f"event {event} not handled")
+
+
+def _parse(model: type[_M], payload: dict[str, Any]) -> _M:
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "payload"
+        raise PayloadError(f"{where}: {first['msg']}") from None
+
+
+def _route_pull_request(payload: dict[str, Any], identity: BotIdentity) -> NewJob | Ignored:
+    action = payload.get("action")
+    if action not in PR_ACTIONS:
+        return Ignored(f"pull_request.{action} not handled")
+    ev = _parse(PullRequestEvent, payload)
+    if identity.is_self(ev.sender):
+        return Ignored("sent by this bot")
+    if action == "edited" and not any(k in (ev.changes or {}) for k in _EDITS_THAT_MATTER):
+        return Ignored("edited without a title, body or base change")
+    job_payload: dict[str, Any] = {"actions": [action], "labels": []}
+    if action == "labeled" and ev.label is not None:
+        job_payload["labels"] = [ev.label.name]
+    return NewJob(
+        kind="pr", key=pr_key(ev.repository.full_name, ev.number),
+        installation_id=ev.installation.id if ev.installation else None,
+        repo=ev.repository.full_name, number=ev.number, payload=job_payload,
+    )
+
+
+def digest_lines(body: str | None) -> list[str]:
+    return [m.group(0).strip().lower() for m in _DIGEST_LINE.finditer(body or "")]
+
+
+def _route_issue_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJob | Ignored:
+    action = payload.get("action")
+    if action not in ("created", "edited"):
+        return Ignored(f"issue_comment.{action} not handled")
+    ev = _parse(IssueCommentEvent, payload)
+    if ev.issue.pull_request is None:
+        return Ignored("comment on an issue, not a pull request")
+    author = ev.comment.user
+    if identity.is_self(ev.sender) or identity.is_self(author) or (
+        identity.app_id is not None
+        and ev.comment.performed_via_github_app is not None
+        and ev.comment.performed_via_github_app.id == identity.app_id
+    ):
+        return Ignored("sent by this bot")
+    if any(a.type == "Bot" or a.login.lower().endswith("[bot]") for a in (ev.sender, author)):
+        return Ignored("comment by a bot")
+    lines = digest_lines(ev.comment.body)
+    if not lines:
+        return Ignored("no /digest command")
+    if action == "edited":
+        before = (ev.changes or {}).get("body")
+        old = before.get("from") if isinstance(before, dict) else None
+        if not isinstance(old, str) or digest_lines(old) == lines:
+            return Ignored("edit did not change the /digest command")
+    body = ev.comment.body or ""
+    body_sha1 = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()
+    repo = ev.repository.full_name
+    return NewJob(
+        kind="command", key=command_key(repo, ev.comment.id, body_sha1),
+        installation_id=ev.installation.id if ev.installation else None,
+        repo=repo, number=ev.issue.number,
+        payload={
+            "comment_id": ev.comment.id, "body": body, "author_login": author.login,
+            "author_type": author.type, "author_association": ev.comment.author_association,
+            "action": action,
+        },
+    )

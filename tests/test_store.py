@@ -1,0 +1,234 @@
+"""SqliteJobStore: coalescing, dedup, leases (kill -9), backoff, parking, follow-ups."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.store import Delivery, NewJob, SqliteJobStore, StoreUnavailable, command_key, pr_key
+
+REPO = "vllm-project/vllm"
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pr_job(number: int = 7, **payload: object) -> NewJob:
+    return NewJob(kind="pr", key=pr_key(REPO, number), installation_id=1, repo=REPO,
+                  number=number, payload={"actions": ["opened"], "labels": [], **payload})
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def store(tmp_path: Path, clock: Clock) -> AsyncIterator[SqliteJobStore]:
+    s = SqliteJobStore(tmp_path / "jobs.db", clock=clock, settle_seconds=3.0, max_attempts=3,
+                       lease_seconds=60.0, rng=random.Random(1))
+    yield s
+    s.close()
+
+
+async def test_pr_events_coalesce_into_one_debounced_job(
+    store: SqliteJobStore, clock: Clock
+) -> None:
+    first = await store.enqueue(pr_job(actions=["opened"]))
+    clock.now += 1
+    again = await store.enqueue(pr_job(actions=["labeled"], labels=["torch.compile"]))
+    clock.now += 1
+    third = await store.enqueue(pr_job(actions=["labeled"], labels=["frontend"]))
+    assert first == again == third
+    job = await store.get(first)
+    assert job is not None
+    assert job.not_before == clock.now + 3.0
+    assert job.payload["labels"] == ["torch.compile", "frontend"]
+    assert job.payload["actions"] == ["opened", "labeled"]
+    assert await store.claim(clock.now + 2.9) is None  # still settling
+    claimed = await store.claim(clock.now + 3.0)
+    assert claimed is not None
+    assert claimed.id == first
+    assert claimed.state == "running"
+
+
+async def test_other_prs_do_not_coalesce(store: SqliteJobStore) -> None:
+    assert await store.enqueue(pr_job(1)) != await store.enqueue(pr_job(2))
+    assert (await store.counts())["queued"] == 2
+
+
+async def test_event_while_running_gets_one_pending_follow_up(
+    store: SqliteJobStore, clock: Clock
+) -> None:
+    first = await store.enqueue(pr_job())
+    clock.now += 5
+    running = await store.claim()
+    assert running is not None
+    assert running.id == first
+    follow = await store.enqueue(pr_job(actions=["synchronize"]))
+    again = await store.enqueue(pr_job(actions=["edited"]))
+    assert follow != first
+    assert follow == again
+    clock.now += 10
+    # Per-key exclusivity: the follow-up waits for the running job.
+    assert await store.claim() is None
+    await store.complete(first)
+    nxt = await store.claim()
+    assert nxt is not None
+    assert nxt.id == follow
+    assert nxt.payload["actions"] == ["synchronize", "edited"]
+
+
+async def test_command_jobs_dedupe_same_text(store: SqliteJobStore) -> None:
+    def cmd(body_sha: str) -> NewJob:
+        return NewJob(kind="command", key=command_key(REPO, 99, body_sha), installation_id=1,
+                      repo=REPO, number=7, payload={"body": "/digest"})
+
+    a = await store.enqueue(cmd("aaa"))
+    assert await store.enqueue(cmd("aaa")) == a
+    assert await store.enqueue(cmd("bbb")) != a
+    job = await store.claim()
+    assert job is not None
+    assert job.kind == "command"
+
+
+async def test_delivery_dedup_and_requeue_after_parking(
+    store: SqliteJobStore, clock: Clock
+) -> None:
+    delivery = Delivery(delivery_id="d-1", event="pull_request", action="opened")
+    outcome, job_id = await store.accept_delivery(delivery, pr_job())
+    assert outcome == "accepted"
+    assert await store.accept_delivery(delivery, pr_job()) == ("duplicate", job_id)
+    for _ in range(3):
+        clock.now += 3600
+        job = await store.claim()
+        assert job is not None
+        assert job.id == job_id
+        await store.fail(job_id, "boom")
+    parked = await store.list_parked()
+    assert [j.id for j in parked] == [job_id]
+    assert await store.accept_delivery(delivery, pr_job()) == ("requeued", job_id)
+    job = await store.get(job_id)
+    assert job is not None
+    assert job.state == "queued"
+    assert job.attempts == 0
+    assert (await store.claim()) is not None
+
+
+async def test_backoff_grows_exponentially_with_jitter_and_caps(tmp_path: Path) -> None:
+    clock = Clock()
+    s = SqliteJobStore(tmp_path / "b.db", clock=clock, max_attempts=20,
+                       backoff_base_seconds=5.0, backoff_cap_seconds=600.0,
+                       rng=random.Random(7))
+    try:
+        job_id = await s.enqueue(pr_job())
+        delays = []
+        for attempt in range(1, 10):
+            clock.now += 10_000
+            assert (await s.claim()) is not None
+            job = await s.fail(job_id, f"try {attempt}")
+            assert job.state == "failed"
+            assert job.attempts == attempt
+            delay = job.not_before - clock.now
+            ceiling = min(600.0, 5.0 * 2 ** (attempt - 1))
+            assert ceiling / 2 <= delay <= ceiling
+            delays.append(delay)
+        assert delays[-1] <= 600.0
+        assert delays[-1] >= 300.0
+        assert delays[4] > delays[0] * 4
+    finally:
+        s.close()
+
+
+async def test_retry_at_hint_wins_over_backoff(store: SqliteJobStore, clock: Clock) -> None:
+    job_id = await store.enqueue(pr_job())
+    clock.now += 5
+    await store.claim()
+    job = await store.fail(job_id, "rate limited", retry_at=clock.now + 1234)
+    assert job.not_before == clock.now + 1234
+    assert await store.claim(clock.now + 1233) is None
+    assert await store.claim(clock.now + 1234) is not None
+
+
+async def test_parks_after_max_attempts(store: SqliteJobStore, clock: Clock) -> None:
+    job_id = await store.enqueue(pr_job())
+    states = []
+    for _ in range(3):
+        clock.now += 3600
+        assert (await store.claim()) is not None
+        states.append((await store.fail(job_id, "boom")).state)
+    assert states == ["failed", "failed", "parked"]
+    clock.now += 10**6
+    assert await store.claim() is None
+    assert (await store.counts())["parked"] == 1
+    assert await store.requeue_parked() == 1
+    assert (await store.claim()) is not None
+
+
+async def test_crashed_worker_job_is_released_after_lease(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "crash.db"
+    crashed = SqliteJobStore(path, clock=clock, lease_seconds=60.0, settle_seconds=0)
+    job_id = await crashed.enqueue(pr_job())
+    assert (await crashed.claim()) is not None
+    crashed.close()  # the worker "dies": the job is never completed
+
+    fresh = SqliteJobStore(path, clock=clock, lease_seconds=60.0)
+    try:
+        assert await fresh.claim() is None  # still leased
+        assert await fresh.release_expired_leases(clock.now + 59) == 0
+        assert await fresh.release_expired_leases(clock.now + 61) == 1
+        job = await fresh.claim(clock.now + 61)
+        assert job is not None
+        assert job.id == job_id
+        assert job.attempts == 1
+        assert job.last_error is not None
+        assert "lease" in job.last_error
+        await fresh.complete(job_id)
+        assert (await fresh.counts())["done"] == 1
+    finally:
+        fresh.close()
+
+
+async def test_concurrent_enqueues_share_commits_and_all_land(store: SqliteJobStore) -> None:
+    deliveries = [Delivery(delivery_id=f"d-{i}", event="pull_request", action="synchronize")
+                  for i in range(200)]
+    results = await asyncio.gather(*(
+        store.accept_delivery(d, pr_job(i % 20)) for i, d in enumerate(deliveries)
+    ))
+    assert all(outcome == "accepted" for outcome, _ in results)
+    assert len({job_id for _, job_id in results}) == 20
+    assert (await store.counts())["queued"] == 20
+
+
+async def test_closed_store_raises_unavailable(tmp_path: Path) -> None:
+    s = SqliteJobStore(tmp_path / "c.db")
+    s.close()
+    with pytest.raises(StoreUnavailable):
+        await s.ping()
+
+
+async def test_sqlite_failure_is_reported_as_unavailable(tmp_path: Path) -> None:
+    s = SqliteJobStore(tmp_path / "d.db", busy_timeout_ms=50)
+    try:
+        # Another process holding the write lock for longer than busy_timeout.
+        blocker = sqlite3.connect(tmp_path / "d.db", isolation_level=None)
+        blocker.execute("PRAGMA busy_timeout=0")
+        blocker.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreUnavailable):
+            await s.enqueue(pr_job())
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert await s.enqueue(pr_job()) > 0
+    finally:
+        s.close()
