@@ -1,0 +1,189 @@
+"""Evaluate compiled conditions against one PR, keeping the evidence and near misses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from bot.core.facts import PullRequestFacts
+from bot.core.findings import Evidence, EvidenceKind
+from bot.core.rules.compiled import CompiledCondition, RuleSet
+
+SUBJECT_CHARS = 80
+# GitHub hides HTML comments when rendering; the template's guidance lives in them, so
+# phrases there are not the author's words. An unclosed comment hides the rest.
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def strip_html_comments(body: str) -> str:
+    return _HTML_COMMENT.sub("", body)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
+
+
+class PullRequestScan:
+    """What every condition reads from one PR, computed once for all rules."""
+
+    def __init__(self, facts: PullRequestFacts, rules: RuleSet) -> None:
+        self.facts = facts
+        names = [f.filename for f in facts.files]
+        self.order = {name: i for i, name in enumerate(names)}
+        self.glob_files = rules.path_index.match(names)
+        self.added_hits = rules.added_scanner.scan(
+            [(f.filename, f.patch) for f in facts.files if f.patch]
+        )
+        self.body = strip_html_comments(facts.body)
+        self.labels = frozenset(facts.labels)
+        self.author = facts.author.lower()
+
+    def files_of(self, glob_ids: Iterable[int]) -> list[str]:
+        found = {name for glob_id in glob_ids for name in self.glob_files.get(glob_id, ())}
+        return sorted(found, key=self.order.__getitem__)
+
+
+@dataclass
+class Outcome:
+    """`evidence` holds what matched; when `ok` is False it is what *nearly* matched."""
+
+    ok: bool
+    evidence: list[Evidence] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Key:
+    name: str
+    ok: bool
+    evidence: list[Evidence]
+
+
+def _regex_key(
+    rule: str, kind: EvidenceKind, regex: re.Pattern[str] | None, text: str
+) -> _Key | None:
+    if regex is None:
+        return None
+    found = regex.search(text)
+    if found is None:
+        return _Key(kind, False, [])
+    return _Key(
+        kind, True, [Evidence(rule=rule, kind=kind, subject=_short(found.group(0) or text))]
+    )
+
+
+def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outcome:
+    keys: list[_Key] = []
+    notes: list[str] = []
+    files: list[str] = []
+    if cond.path_ids:
+        matched = scan.files_of(cond.path_ids)
+        files = matched
+        if cond.exclude_ids and matched:
+            excluded = set(scan.files_of(cond.exclude_ids))
+            files = [name for name in matched if name not in excluded]
+            if not files:
+                notes.append(f"paths matched {len(matched)} file(s) but every one was excluded")
+        keys.append(
+            _Key(
+                "paths",
+                bool(files),
+                [Evidence(rule=rule, kind="path", subject=name) for name in files],
+            )
+        )
+    if cond.labels is not None:
+        hit = sorted(cond.labels & scan.labels)
+        keys.append(
+            _Key(
+                "labels",
+                bool(hit),
+                [Evidence(rule=rule, kind="label", subject=_short(x)) for x in hit],
+            )
+        )
+    texts: tuple[tuple[EvidenceKind, re.Pattern[str] | None, str], ...] = (
+        ("title", cond.title, scan.facts.title),
+        ("body", cond.body, scan.body),
+        ("base", cond.base, scan.facts.base_ref),
+    )
+    for kind, regex, text in texts:
+        key = _regex_key(rule, kind, regex, text)
+        if key is not None:
+            keys.append(key)
+    if cond.added_id is not None:
+        hits = scan.added_hits.get(cond.added_id, [])
+        if cond.path_ids:
+            allowed = set(files)
+            inside = [hit for hit in hits if hit[0] in allowed]
+            if hits and not inside:
+                notes.append("added pattern matched only in files outside this condition's paths")
+            hits = inside
+        keys.append(
+            _Key(
+                "added",
+                bool(hits),
+                [
+                    Evidence(rule=rule, kind="added", subject=f"{name}: {_short(phrase)}")
+                    for name, phrase in hits
+                ],
+            )
+        )
+    if cond.authors is not None:
+        ok = scan.author in cond.authors
+        keys.append(
+            _Key(
+                "author",
+                ok,
+                [Evidence(rule=rule, kind="author", subject=scan.facts.author)] if ok else [],
+            )
+        )
+    if cond.any_:
+        keys.append(
+            _combine(
+                "any",
+                [evaluate(c, scan, rule) for c in cond.any_],
+                all_needed=False,
+                files=files,
+                notes=notes,
+            )
+        )
+    if cond.all_:
+        keys.append(
+            _combine(
+                "all",
+                [evaluate(c, scan, rule) for c in cond.all_],
+                all_needed=True,
+                files=files,
+                notes=notes,
+            )
+        )
+    if cond.not_ is not None:
+        inner = evaluate(cond.not_, scan, rule)
+        if inner.ok:
+            notes.append("blocked by not: " + ", ".join(sorted({e.kind for e in inner.evidence})))
+        keys.append(_Key("not", not inner.ok, []))
+
+    ok = all(key.ok for key in keys)
+    held = [key.name for key in keys if key.ok]
+    failed = [key.name for key in keys if not key.ok]
+    if held and failed:
+        notes.append(f"{', '.join(held)} matched but {', '.join(failed)} did not")
+    evidence = [e for key in keys for e in key.evidence]
+    return Outcome(ok=ok, evidence=evidence, files=files if ok else [], notes=notes)
+
+
+def _combine(
+    name: str, outcomes: list[Outcome], *, all_needed: bool, files: list[str], notes: list[str]
+) -> _Key:
+    held = [o for o in outcomes if o.ok]
+    ok = len(held) == len(outcomes) if all_needed else bool(held)
+    for outcome in outcomes:
+        notes.extend(outcome.notes)
+    if all_needed and held and not ok:
+        notes.append(f"all: {len(held)} of {len(outcomes)} conditions held")
+    source = held if ok else outcomes
+    for outcome in held if ok else ():
+        files.extend(x for x in outcome.files if x not in files)
+    return _Key(name, ok, [e for o in source for e in o.evidence])

@@ -1,0 +1,105 @@
+"""Gitignore-style path globs, indexed once across all rules.
+
+Each glob becomes pathspec's GitIgnoreSpecPattern regex (the CODEOWNERS mental model:
+`*` stays inside one directory, `**` crosses them, `docs/` is a directory at any depth).
+Instead of asking every rule's spec about every file, the index buckets the regexes by
+the literal directory prefix they start with, so a file is tested only against globs
+that could match it. A test checks the index against `GitIgnoreSpec.match_file`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from pathspec import GitIgnoreSpec
+
+_REGEX_META = set(".^$*+?{}[]|()")
+_QUANTIFIERS = set("*+?{")
+_BRACES = re.compile(r"\{[^{}]*,[^{}]*\}")
+
+
+def _pattern_regex(glob: str) -> re.Pattern[str] | None:
+    pattern = GitIgnoreSpec.from_lines([glob]).patterns[0]
+    regex = pattern.regex
+    return regex if isinstance(regex, re.Pattern) else None
+
+
+def glob_problem(glob: str) -> str | None:
+    """Why `glob` is not usable as a rule path glob, or None."""
+    if not glob.strip():
+        return "empty glob"
+    if glob.startswith("!"):
+        return "negation is not supported here; use `exclude:`"
+    if glob.startswith("#"):
+        return "a leading '#' makes it a gitignore comment"
+    if _BRACES.search(glob):
+        return "brace expansion {a,b} is not gitignore syntax; list each glob"
+    try:
+        regex = _pattern_regex(glob)
+    except (ValueError, re.error) as exc:
+        return str(exc)
+    if regex is None:
+        return "matches nothing"
+    return None
+
+
+def _literal_prefix(regex: str) -> str:
+    """The literal text every match of an anchored pathspec regex starts with."""
+    if not regex.startswith("^"):
+        return ""
+    out: list[str] = []
+    i = 1
+    while i < len(regex):
+        char = regex[i]
+        if char == "\\":
+            if i + 1 >= len(regex) or regex[i + 1].isalnum():
+                break
+            char, width = regex[i + 1], 2
+        elif char in _REGEX_META:
+            break
+        else:
+            width = 1
+        if i + width < len(regex) and regex[i + width] in _QUANTIFIERS:
+            break
+        out.append(char)
+        i += width
+    return "".join(out)
+
+
+def _ancestors(path: str) -> Iterable[str]:
+    yield ""
+    index = path.find("/")
+    while index != -1:
+        yield path[: index + 1]
+        index = path.find("/", index + 1)
+
+
+class PathIndex:
+    """All distinct globs of a rule set; `match` says which files each glob matches."""
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        self.globs: tuple[str, ...] = tuple(dict.fromkeys(globs))
+        self.ids: dict[str, int] = {glob: i for i, glob in enumerate(self.globs)}
+        regexes: list[re.Pattern[str]] = []
+        buckets: dict[str, list[int]] = {}
+        for i, glob in enumerate(self.globs):
+            regex = _pattern_regex(glob)
+            if regex is None:  # rejected at validation; keep ids aligned anyway
+                regex = re.compile(r"(?!)")
+            regexes.append(regex)
+            prefix = _literal_prefix(regex.pattern)
+            buckets.setdefault(prefix[: prefix.rfind("/") + 1], []).append(i)
+        self._regexes = tuple(regexes)
+        self._buckets = {key: tuple(ids) for key, ids in buckets.items()}
+
+    def match(self, files: Sequence[str]) -> dict[int, list[str]]:
+        """Glob id -> the files it matches, in the order given."""
+        hits: dict[int, list[str]] = {}
+        buckets, regexes = self._buckets, self._regexes
+        for name in files:
+            for directory in _ancestors(name):
+                for glob_id in buckets.get(directory, ()):
+                    if regexes[glob_id].match(name):
+                        hits.setdefault(glob_id, []).append(name)
+        return hits

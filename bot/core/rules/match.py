@@ -1,0 +1,87 @@
+"""match_areas: which area rules a PR touches, with reasons and a trace of every rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.core.facts import PullRequestFacts
+from bot.core.findings import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
+from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
+from bot.core.rules.evaluate import Outcome, PullRequestScan, evaluate
+from bot.core.rules.schema import CRITICALITY_ORDER
+
+MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
+MAX_REASONS = 30
+MAX_NOTES = 3
+
+
+@dataclass(frozen=True)
+class AreaMatchResult:
+    areas: tuple[AreaMatch, ...]
+    trace: tuple[TraceEntry, ...]  # one entry per rule, fired or not
+
+
+def _capped(evidence: list[Evidence]) -> tuple[Evidence, ...]:
+    unique = list(dict.fromkeys(evidence))
+    paths = [e for e in unique if e.kind == "path"][:MAX_FILES_PER_AREA]
+    others = [e for e in unique if e.kind != "path"]
+    # Non-path reasons first: a title or label is rarer and says more than file #17.
+    return tuple((others + paths)[:MAX_REASONS])
+
+
+def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -> bool:
+    return when is None or evaluate(when, scan, rule).ok
+
+
+def _area_match(
+    area: CompiledArea, outcome: Outcome, scan: PullRequestScan, lang: Lang
+) -> AreaMatch:
+    files = sorted(set(outcome.files), key=scan.order.__getitem__)
+    return AreaMatch(
+        id=area.id,
+        title=area.title.text(lang),
+        audience=area.audience.text(lang),
+        criticality=area.criticality,
+        numerics=area.numerics,
+        files=tuple(files),
+        reasons=_capped(outcome.evidence),
+        focus=tuple(f.text.text(lang) for f in area.focus if _applies(f.when, scan, area.id)),
+        checklist=tuple(
+            ChecklistItem(id=c.id, text=c.text.text(lang))
+            for c in area.checklist
+            if _applies(c.when, scan, area.id)
+        ),
+        ci_areas=area.ci_areas,
+        labels=area.labels,
+        quiet=area.quiet,
+    )
+
+
+def _trace(area: CompiledArea, outcome: Outcome, files: int) -> TraceEntry:
+    if outcome.ok:
+        note = f"{files} file(s)" if files else ""
+        return TraceEntry(rule=area.id, fired=True, evidence=_capped(outcome.evidence), note=note)
+    notes = list(dict.fromkeys(outcome.notes))[:MAX_NOTES]
+    if not notes:
+        notes = ["partly matched"] if outcome.evidence else ["nothing matched"]
+    return TraceEntry(
+        rule=area.id, fired=False, evidence=_capped(outcome.evidence), note="; ".join(notes)
+    )
+
+
+def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatchResult:
+    scan = PullRequestScan(facts, rules)
+    matches: list[AreaMatch] = []
+    trace: list[TraceEntry] = []
+    for area in rules.areas:
+        outcome = evaluate(area.match, scan, area.id)
+        if outcome.ok:
+            matches.append(_area_match(area, outcome, scan, lang))
+        trace.append(_trace(area, outcome, len(set(outcome.files))))
+    matches.sort(key=lambda m: (CRITICALITY_ORDER[m.criticality], -len(m.files), m.id))
+    return AreaMatchResult(areas=tuple(matches), trace=tuple(trace))
+
+
+def match_condition(cond: CompiledCondition, facts: PullRequestFacts, rules: RuleSet) -> bool:
+    """Whether one compiled condition of `rules` holds for `facts` (for previews and tests)."""
+    return evaluate(cond, PullRequestScan(facts, rules), "").ok
