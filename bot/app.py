@@ -98,7 +98,7 @@ class _Intake:
         event_label = event if event in _KNOWN_EVENTS else "other"
         try:
             payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             raise _Rejected(400, "body is not JSON", "bad_request") from None
         if not isinstance(payload, dict):
             raise _Rejected(400, "body is not a JSON object", "bad_request")
@@ -122,13 +122,13 @@ class _Intake:
             return _Reply(202, {"ignored": routed.reason}, "ignored",
                           event_label, action_label, context)
         context.update(repo=routed.repo, pr=routed.number, installation=routed.installation_id)
-        acceptance, job_id = await self.store.accept_delivery(delivery, routed)
+        acceptance, job_id, due_at = await self.store.accept_delivery(delivery, routed)
         context["job"] = job_id
         if acceptance == "duplicate":
             return _Reply(202, {"duplicate": True, "job": job_id}, "duplicate",
                           event_label, action_label, context)
         if self.worker is not None:
-            self.worker.wake()
+            self.worker.wake(at=due_at)
         return _Reply(202, {"ok": True, "job": job_id, "outcome": acceptance}, acceptance,
                       event_label, action_label, context)
 

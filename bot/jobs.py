@@ -51,14 +51,16 @@ class Worker:
         self._poll = poll_interval
         self._periodic = [*periodic, (lease_check_interval, self._release_expired)]
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._wakeup: asyncio.Event | None = None
+        # Wake-up tokens. At most one is pending from wake(): each costs a store query,
+        # and an idle pool of N runners must not turn every delivery into N queries.
+        self._tokens: asyncio.Queue[None] | None = None
         self._stopping = False
         self._runners: list[asyncio.Task[None]] = []
         self._timers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._wakeup = asyncio.Event()
+        self._tokens = asyncio.Queue()
         self._stopping = False
         self._runners = [
             asyncio.create_task(self._run(), name=f"worker-{i}") for i in range(self._concurrency)
@@ -68,19 +70,32 @@ class Worker:
             for i, (interval, fn) in enumerate(self._periodic)
         ]
 
-    def wake(self) -> None:
-        """A job is due now: don't wait for the next poll. Safe from any thread."""
-        loop, event = self._loop, self._wakeup
-        if loop is None or event is None:
+    def wake(self, at: float | None = None) -> None:
+        """A job is due now (or at clock time `at`): don't wait for the next poll.
+        Safe to call from any thread."""
+        loop = self._loop
+        if loop is None:
             return
+        delay = 0.0 if at is None else at - self._clock()
         try:
-            running = asyncio.get_running_loop()
+            same_loop = asyncio.get_running_loop() is loop
         except RuntimeError:
-            running = None
-        if running is loop:
-            event.set()
+            same_loop = False
+        if same_loop:
+            self._schedule_token(delay)
         else:
-            loop.call_soon_threadsafe(event.set)
+            loop.call_soon_threadsafe(self._schedule_token, delay)
+
+    def _schedule_token(self, delay: float) -> None:
+        if delay > 0:
+            assert self._loop is not None
+            self._loop.call_later(delay, self._give_token)
+        else:
+            self._give_token()
+
+    def _give_token(self) -> None:
+        if self._tokens is not None and self._tokens.qsize() == 0:
+            self._tokens.put_nowait(None)
 
     async def stop(self, drain_seconds: float) -> None:
         """Stop claiming; let in-flight jobs finish within the bound, then cancel them
@@ -88,7 +103,9 @@ class Worker:
         self._stopping = True
         for task in self._timers:
             task.cancel()
-        self.wake()
+        if self._tokens is not None:
+            for _ in self._runners:
+                self._tokens.put_nowait(None)
         if self._runners:
             _, late = await asyncio.wait(self._runners, timeout=max(drain_seconds, 0))
             for task in late:
@@ -97,11 +114,11 @@ class Worker:
                 await asyncio.wait(late, timeout=5)
         await asyncio.gather(*self._timers, return_exceptions=True)
         self._runners, self._timers = [], []
+        await self._refresh_gauges()
 
     async def _run(self) -> None:
-        assert self._wakeup is not None
+        assert self._tokens is not None
         while not self._stopping:
-            self._wakeup.clear()
             try:
                 job = await self._store.claim(self._clock())
             except StoreUnavailable:
@@ -109,18 +126,20 @@ class Worker:
                 job = None
             if job is None:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wakeup.wait(), self._poll)
+                    await asyncio.wait_for(self._tokens.get(), self._poll)
                 continue
             if self._stopping:
                 await self._store.release(job.id)
                 break
+            # More may be due: pass the baton so another idle runner looks too.
+            self._give_token()
             try:
                 await self._handle(job)
             except StoreUnavailable:
                 # The outcome was not recorded; the lease runs out and the job reruns.
                 log.exception("store unavailable while finishing job %d", job.id)
-            # Others may be waiting for this key to free up.
-            self._wakeup.set()
+            # A follow-up for the same PR may have been waiting for this one.
+            self._give_token()
 
     async def _handle(self, job: Job) -> None:
         context: dict[str, object] = {
@@ -142,10 +161,11 @@ class Worker:
             updated = await self._store.fail(job.id, error, retry_at)
             outcome = "parked" if updated.state == "parked" else "retry"
             self._observe(job, outcome, started, {**context, "error": error})
+            if outcome == "parked":
+                await self._refresh_gauges()
         else:
             await self._store.complete(job.id)
             self._observe(job, "ok", started, context)
-        await self._refresh_gauges()
 
     def _observe(
         self, job: Job, outcome: str, started: float, context: dict[str, object]

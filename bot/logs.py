@@ -83,8 +83,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
         }
         for name in CONTEXT_FIELDS:
-            if name in record.__dict__:
-                line[name] = record.__dict__[name]
+            value = record.__dict__.get(name)
+            if value is not None:
+                line[name] = value
         if record.exc_text:
             line["exc"] = record.exc_text
         elif record.exc_info:

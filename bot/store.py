@@ -16,9 +16,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from bot.settings import Settings
 
 _T = TypeVar("_T")
 JobKind = Literal["pr", "command", "sweep"]
@@ -39,6 +41,8 @@ class SqliteWriter:
 
     def __init__(self, path: str, schema: str, *, busy_timeout_ms: int = 5000) -> None:
         self._queue: queue.SimpleQueue[_Op[Any] | None] = queue.SimpleQueue()
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -172,6 +176,12 @@ class Job(BaseModel):
     last_error: str | None
 
 
+class Accepted(NamedTuple):
+    outcome: Acceptance
+    job_id: int
+    due_at: float  # when the job becomes claimable, so intake can wake the worker then
+
+
 class Delivery(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -181,7 +191,7 @@ class Delivery(BaseModel):
 
 
 class JobStore(Protocol):
-    async def accept_delivery(self, delivery: Delivery, job: NewJob) -> tuple[Acceptance, int]:
+    async def accept_delivery(self, delivery: Delivery, job: NewJob) -> Accepted:
         """Record the delivery and enqueue its job atomically; dedupe by delivery id."""
         ...
 
@@ -276,7 +286,7 @@ class SqliteJobStore:
         clock: Callable[[], float] = time.time,
         settle_seconds: float = 3.0,
         max_attempts: int = 8,
-        lease_seconds: float = 600.0,
+        lease_seconds: float = 300.0,
         backoff_base_seconds: float = 5.0,
         backoff_cap_seconds: float = 600.0,
         rng: random.Random | None = None,
@@ -291,38 +301,45 @@ class SqliteJobStore:
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
         self._writer = SqliteWriter(str(path), _SCHEMA, busy_timeout_ms=busy_timeout_ms)
 
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, clock: Callable[[], float] = time.time
+    ) -> SqliteJobStore:
+        return cls(settings.db_path, clock=clock, settle_seconds=settings.settle_seconds,
+                   max_attempts=settings.max_attempts)
+
     def close(self) -> None:
         self._writer.close()
 
     # -- intake ---------------------------------------------------------------------
 
-    async def accept_delivery(self, delivery: Delivery, job: NewJob) -> tuple[Acceptance, int]:
-        def op(conn: sqlite3.Connection) -> tuple[Acceptance, int]:
+    async def accept_delivery(self, delivery: Delivery, job: NewJob) -> Accepted:
+        def op(conn: sqlite3.Connection) -> Accepted:
             now = self._clock()
             seen = conn.execute(
                 "SELECT job_id FROM deliveries WHERE delivery_id = ?", (delivery.delivery_id,)
             ).fetchone()
             if seen is not None and seen["job_id"] is not None:
                 return self._redeliver(conn, seen["job_id"], now)
-            job_id = self._enqueue(conn, job, delivery.delivery_id, now)
+            job_id, due_at = self._enqueue(conn, job, delivery.delivery_id, now)
             conn.execute(
                 "INSERT OR REPLACE INTO deliveries VALUES (?, ?, ?, ?, 'accepted', ?)",
                 (delivery.delivery_id, delivery.event, delivery.action, now, job_id),
             )
-            return "accepted", job_id
+            return Accepted("accepted", job_id, due_at)
 
         return await self._writer.run(op)
 
-    def _redeliver(
-        self, conn: sqlite3.Connection, job_id: int, now: float
-    ) -> tuple[Acceptance, int]:
+    def _redeliver(self, conn: sqlite3.Connection, job_id: int, now: float) -> Accepted:
         # GitHub never redelivers by itself: a redelivery is an operator asking for a retry.
         cur = conn.execute(
             "UPDATE jobs SET state = 'queued', attempts = 0, not_before = ?, updated_at = ?"
             " WHERE id = ? AND state IN ('failed', 'parked')",
             (now, now, job_id),
         )
-        return ("requeued" if cur.rowcount else "duplicate"), job_id
+        if cur.rowcount:
+            return Accepted("requeued", job_id, now)
+        return Accepted("duplicate", job_id, now)
 
     async def record_delivery(self, delivery: Delivery, outcome: str) -> bool:
         def op(conn: sqlite3.Connection) -> bool:
@@ -336,21 +353,22 @@ class SqliteJobStore:
 
     async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int:
         def op(conn: sqlite3.Connection) -> int:
-            return self._enqueue(conn, job, delivery_id, self._clock())
+            return self._enqueue(conn, job, delivery_id, self._clock())[0]
 
         return await self._writer.run(op)
 
     def _enqueue(
         self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float
-    ) -> int:
+    ) -> tuple[int, float]:
+        """(job id, when it is due)."""
         if job.kind == "command":
             # Same comment, same text: one run. A parked one may run again.
             same = conn.execute(
                 "SELECT id FROM jobs WHERE key = ? AND state != 'parked' LIMIT 1", (job.key,)
             ).fetchone()
             if same is not None:
-                return int(same["id"])
-            return self._insert(conn, job, delivery_id, now, not_before=now)
+                return int(same["id"]), now
+            return self._insert(conn, job, delivery_id, now, not_before=now), now
         # PR-Agent's pattern: at most one running and one pending job per PR. A new event
         # merges into the pending one and pushes it back (vLLM's body-cleanup `edited`
         # arrives seconds after `opened`; force-pushes come in bursts).
@@ -361,14 +379,14 @@ class SqliteJobStore:
         ).fetchone()
         not_before = now + self._settle
         if pending is None:
-            return self._insert(conn, job, delivery_id, now, not_before=not_before)
+            return self._insert(conn, job, delivery_id, now, not_before=not_before), not_before
         payload = merge_payloads(json.loads(pending["payload"]), job.payload)
         conn.execute(
             "UPDATE jobs SET payload = ?, state = 'queued', not_before = ?, updated_at = ?,"
             " installation_id = COALESCE(?, installation_id) WHERE id = ?",
             (json.dumps(payload), not_before, now, job.installation_id, pending["id"]),
         )
-        return int(pending["id"])
+        return int(pending["id"]), not_before
 
     def _insert(
         self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float,

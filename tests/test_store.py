@@ -106,9 +106,10 @@ async def test_delivery_dedup_and_requeue_after_parking(
     store: SqliteJobStore, clock: Clock
 ) -> None:
     delivery = Delivery(delivery_id="d-1", event="pull_request", action="opened")
-    outcome, job_id = await store.accept_delivery(delivery, pr_job())
+    outcome, job_id, due_at = await store.accept_delivery(delivery, pr_job())
     assert outcome == "accepted"
-    assert await store.accept_delivery(delivery, pr_job()) == ("duplicate", job_id)
+    assert due_at == clock.now + 3.0
+    assert (await store.accept_delivery(delivery, pr_job()))[:2] == ("duplicate", job_id)
     for _ in range(3):
         clock.now += 3600
         job = await store.claim()
@@ -117,7 +118,7 @@ async def test_delivery_dedup_and_requeue_after_parking(
         await store.fail(job_id, "boom")
     parked = await store.list_parked()
     assert [j.id for j in parked] == [job_id]
-    assert await store.accept_delivery(delivery, pr_job()) == ("requeued", job_id)
+    assert (await store.accept_delivery(delivery, pr_job()))[:2] == ("requeued", job_id)
     job = await store.get(job_id)
     assert job is not None
     assert job.state == "queued"
@@ -206,8 +207,8 @@ async def test_concurrent_enqueues_share_commits_and_all_land(store: SqliteJobSt
     results = await asyncio.gather(*(
         store.accept_delivery(d, pr_job(i % 20)) for i, d in enumerate(deliveries)
     ))
-    assert all(outcome == "accepted" for outcome, _ in results)
-    assert len({job_id for _, job_id in results}) == 20
+    assert all(r.outcome == "accepted" for r in results)
+    assert len({r.job_id for r in results}) == 20
     assert (await store.counts())["queued"] == 20
 
 
