@@ -13,6 +13,7 @@ import binascii
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, cast, get_args
+from urllib.parse import quote
 
 from githubkit import GitHub
 from githubkit.exception import GitHubException
@@ -261,8 +262,11 @@ class GitHubKitAdapter:
     async def remove_label(self, repo: str, number: int, label: str) -> None:
         owner, name = split_repo(repo)
         try:
+            # githubkit puts the name into the path as is; "ci/build" must be escaped.
             await self._write(
-                self._gh.rest.issues.async_remove_label(owner, name, number, label)
+                self._gh.rest.issues.async_remove_label(
+                    owner, name, number, quote(label, safe="")
+                )
             )
         except NotFound:
             # Already gone (someone removed it first): the desired state holds.

@@ -53,7 +53,8 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
 
 
 def _compile(template: str) -> re.Pattern[str]:
-    pattern = re.sub(r"\{path\}", ".+", template)
+    # Label names may hold "/" (vLLM's "ci/build"), and paths always can.
+    pattern = re.sub(r"\{(?:path|name)\}", ".+", template)
     pattern = re.sub(r"\{(?:number|comment_id|installation_id)\}", r"\\d+", pattern)
     return re.compile(re.sub(r"\{\w+\}", "[^/]+", pattern))
 
@@ -156,8 +157,13 @@ def translate_error(exc: GitHubException) -> GitHubError:
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
         text = f"{where}: HTTP {status}"
-        if message := _github_message(exc):
+        message = _github_message(exc)
+        if message:
             text += f" ({message})"
+        # githubkit only recognises a limit by Retry-After or Remaining: 0; a bare 429
+        # or a secondary-limit 403 is still a limit, and GitHub asks for >= 60 s then.
+        if status == 429 or (status == 403 and "rate limit" in message.lower()):
+            return RateLimited(text, status=status, retry_after=60.0)
         if status == 404:
             return NotFound(text, status=status)
         if status == 422:

@@ -117,7 +117,9 @@ class GitHubSessionFactory:
                 )
                 minted = response.parsed_data
             token = str(minted.token)
-            self._tokens[installation_id] = (token, minted.expires_at)
+            # The schema types `expires_at` as a string ("2016-07-11T22:14:10Z").
+            expires_at = datetime.fromisoformat(str(minted.expires_at))
+            self._tokens[installation_id] = (token, expires_at)
             return token
 
     # --- sessions ----------------------------------------------------------

@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.fakes import responses
-from tests.fakes.github_state import Fault, FakeGitHubState, FakeHTTPError
+from tests.fakes.github_state import FakeGitHubState, FakeHTTPError, Fault
 
 
 @dataclass
@@ -202,7 +202,7 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("DELETE", f"{R}/issues/comments/{{comment_id:int}}", delete_comment, "token"),
     ("POST", f"{R}/issues/comments/{{comment_id:int}}/reactions", add_reaction, "token"),
     ("POST", f"{R}/issues/{{number:int}}/labels", add_labels, "token"),
-    ("DELETE", f"{R}/issues/{{number:int}}/labels/{{name}}", remove_label, "token"),
+    ("DELETE", f"{R}/issues/{{number:int}}/labels/{{name:path}}", remove_label, "token"),
     ("GET", f"{R}/collaborators/{{username}}/permission", get_permission, "token"),
     ("GET", f"{R}/contents/{{path:path}}", get_content, "token"),
 )
@@ -240,11 +240,12 @@ def _authenticate(state: FakeGitHubState, kind: str, header: str) -> str | None:
     return None
 
 
-def _endpoint(state: FakeGitHubState, method: str, template: str, handler: Handler,
+def _endpoint(method: str, template: str, handler: Handler,
               auth: str) -> Callable[[Request], Any]:
     route = re.sub(r":\w+\}", "}", template)
 
     async def endpoint(request: Request) -> Response:
+        state: FakeGitHubState = request.app.state.github
         if state.latency:
             await asyncio.sleep(state.latency)
         path = request.url.path
@@ -279,18 +280,21 @@ def _endpoint(state: FakeGitHubState, method: str, template: str, handler: Handl
 
 
 def build_fake_github_app(state: FakeGitHubState) -> Starlette:
-    return Starlette(routes=[
-        Route(template, _endpoint(state, method, template, handler, auth), methods=[method])
+    """The fake serves `app.state.github`; swap it to reuse one server across tests."""
+    app = Starlette(routes=[
+        Route(template, _endpoint(method, template, handler, auth), methods=[method])
         for method, template, handler, auth in ROUTES
     ])
+    app.state.github = state
+    return app
 
 
 class FakeGitHubServer:
     """Runs the fake on 127.0.0.1 (a free port) in a thread; yields its base URL."""
 
     def __init__(self, state: FakeGitHubState) -> None:
-        self.state = state
-        config = uvicorn.Config(build_fake_github_app(state), log_level="warning",
+        self._app = build_fake_github_app(state)
+        config = uvicorn.Config(self._app, log_level="warning",
                                 lifespan="off", ws="none", access_log=False,
                                 timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
@@ -298,8 +302,20 @@ class FakeGitHubServer:
         self._thread: threading.Thread | None = None
         self.url = ""
 
+    @property
+    def state(self) -> FakeGitHubState:
+        state: FakeGitHubState = self._app.state.github
+        return state
+
+    def use(self, state: FakeGitHubState) -> None:
+        """Serve another state from now on (a module-scoped server, fresh state per test)."""
+        self._app.state.github = state
+
     def __enter__(self) -> str:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted sockets inherit this; without it every keep-alive request after
+        # the first waits ~40 ms (Nagle against delayed ACK).
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socket.bind(("127.0.0.1", 0))
         port = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"

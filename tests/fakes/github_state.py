@@ -269,9 +269,9 @@ class FakeGitHubState:
             self._call_counter += 1
             if self._call_counter % self._fail_every[0] == 0:
                 return Fault(method, path, self._fail_every[1], 1, {}, None, False)
-        if self._fail_probability and method in self._fail_probability[2]:
-            if self._rng.random() < self._fail_probability[0]:
-                return Fault(method, path, self._fail_probability[1], 1, {}, None, False)
+        if (self._fail_probability and method in self._fail_probability[2]
+                and self._rng.random() < self._fail_probability[0]):
+            return Fault(method, path, self._fail_probability[1], 1, {}, None, False)
         return None
 
     # --- rate limit --------------------------------------------------------
