@@ -10,7 +10,113 @@ from bot.core.findings import Lang
 
 CATALOGUE: dict[str, dict[Lang, str]] = {
     # --- verdicts (bot/core/verdict.py) -------------------------------------
+    "verdict.reason.area": {
+        "en": "{criticality}-criticality {area} change, {size}{kind}{risks}",
+        "zh": "{criticality}关键度的{area}改动,{size}{kind}{risks}",
+    },
+    "verdict.reason.quiet": {
+        "en": "Only {areas} changes, {size}{risks}",
+        "zh": "仅涉及{areas},{size}{risks}",
+    },
+    "verdict.reason.no-areas": {
+        "en": "No area rule matched, {size}{risks}",
+        "zh": "没有匹配到任何领域规则,{size}{risks}",
+    },
+    "verdict.criticality.low": {"en": "Low", "zh": "低"},
+    "verdict.criticality.medium": {"en": "Medium", "zh": "中"},
+    "verdict.criticality.high": {"en": "High", "zh": "高"},
+    "verdict.criticality.critical": {"en": "Critical", "zh": "极高"},
+    "verdict.more-areas": {"en": " (+{count} more)", "zh": "(另有 {count} 个领域)"},
+    "verdict.size.one": {
+        "en": "+{additions}/−{deletions} in {files} file",
+        "zh": "{files} 个文件 +{additions}/−{deletions}",
+    },
+    "verdict.size.many": {
+        "en": "+{additions}/−{deletions} in {files} files",
+        "zh": "{files} 个文件 +{additions}/−{deletions}",
+    },
+    "verdict.size-unknown": {
+        "en": "{files} files of unknown size",
+        "zh": "{files} 个文件(改动行数未知)",
+    },
+    "verdict.kind.tests": {"en": ", tests only", "zh": ",仅测试"},
+    "verdict.kind.new": {"en": ", all new files", "zh": ",全部为新文件"},
+    "verdict.kind.removal": {"en": ", mostly deletions", "zh": ",以删除为主"},
+    "verdict.risks.high": {
+        "en": ", with open high-severity risks",
+        "zh": ",存在未解决的高风险项",
+    },
+    "verdict.risks.open": {"en": ", with {count} open risks", "zh": ",有 {count} 个待解决风险项"},
     # --- risks (bot/core/risks.py) ------------------------------------------
+    "risk.missing-gpu-eval": {
+        "en": "Numerics-sensitive change ({areas}) with no GPU accuracy evaluation in the "
+        "description: post lm_eval (e.g. gsm8k) before/after on the target hardware.",
+        "zh": "该改动可能影响数值结果({areas}),但描述中没有 GPU 精度评测:请贴出目标硬件上"
+        "改动前后的 lm_eval(如 gsm8k)结果。",
+    },
+    "risk.missing-gpu-eval.no-evidence": {
+        "en": "no accuracy/benchmark results in the body",
+        "zh": "正文中没有精度或基准测试结果",
+    },
+    "risk.kernels": {"en": "kernels/quantization", "zh": "内核/量化"},
+    "risk.missing-test-results": {
+        "en": "No test results in the description: paste the output of the test plan "
+        "(or link the CI run on this head commit).",
+        "zh": "描述中没有测试结果:请贴出测试计划的运行输出(或当前 head 提交的 CI 运行链接)。",
+    },
+    "risk.missing-test-results.empty-body": {"en": "empty description", "zh": "描述为空"},
+    "risk.missing-test-results.empty-section": {
+        "en": "empty Test Result section",
+        "zh": "Test Result 部分为空",
+    },
+    "risk.missing-test-results.no-result-section": {
+        "en": "no Test Result section",
+        "zh": "没有 Test Result 部分",
+    },
+    "risk.missing-test-results.no-sections": {
+        "en": "no Test Plan or Test Result section",
+        "zh": "没有 Test Plan 或 Test Result 部分",
+    },
+    "risk.missing-tests": {
+        "en": "{count} source file(s) changed without any test change: add a regression test "
+        "that fails before the fix, in the Buildkite area that covers it.",
+        "zh": "改动了 {count} 个源文件却没有改动任何测试:请补充一个修复前会失败的回归测试,"
+        "并放在覆盖它的 Buildkite 测试区域中。",
+    },
+    "risk.release-branch": {
+        "en": "Release-branch change ({reason}): re-run the equivalent gates on the release "
+        "branch, not only on main.",
+        "zh": "发布分支改动({reason}):请在发布分支上重新运行对应的 CI 关卡,而不仅是 main。",
+    },
+    "risk.large-diff": {
+        "en": "Large change: +{additions}/−{deletions} in {files} files; consider splitting it, "
+        "or read it in the order of the symbols below.",
+        "zh": "改动较大:{files} 个文件 +{additions}/−{deletions};可考虑拆分,或按下方符号顺序阅读。",
+    },
+    "risk.large-diff.truncated": {
+        "en": "Very large change: GitHub lists only {listed} of {files} files "
+        "(+{additions}/−{deletions}); the digest saw a partial list.",
+        "zh": "改动非常大:GitHub 只列出了 {files} 个文件中的 {listed} 个"
+        "(+{additions}/−{deletions});摘要只看到了部分文件。",
+    },
+    "risk.new-model-checklist": {
+        "en": "New model without the full checklist: {missing} must change in the same PR.",
+        "zh": "新模型缺少完整清单:{missing} 需要在同一个 PR 中更新。",
+    },
+    "risk.perf-claim-without-numbers": {
+        "en": "Performance claim without numbers: add a before/after benchmark naming the "
+        "model, GPU, batch size and max_model_len.",
+        "zh": "有性能提升的说法但没有数据:请补充改动前后的基准测试,注明模型、GPU、批大小和 "
+        "max_model_len。",
+    },
+    "risk.hardware-unverified": {
+        "en": "{platforms} code changed, but the description reports no run on that hardware.",
+        "zh": "改动了 {platforms} 相关代码,但描述中没有在该硬件上运行的记录。",
+    },
+    "risk.hardware-unverified.unnamed": {
+        "en": "no {platform} hardware named in the description",
+        "zh": "描述中没有提到任何 {platform} 硬件",
+    },
     # --- rendering (bot/core/render.py) -------------------------------------
     # --- commands and routing (bot/core/commands.py, bot/core/routing.py) ----
     "commands.help.column.command": {"en": "Command", "zh": "命令"},

@@ -1,8 +1,104 @@
-"""Schema of rules/risks.yaml: the choices behind the risk checklist (phrases, paths, sizes)."""
+"""Schema of rules/risks.yaml: the choices behind the risk checklist (phrases, paths, sizes).
+
+Defaults are the vLLM values, so `RiskSettings()` is usable without the file; the
+file exists so maintainers can change a choice without a code change.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def _check_regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:  # loud and early, at load time, naming the pattern
+        raise ValueError(f"invalid regular expression {value!r}: {exc}") from exc
+    return value
+
+
+class HardwarePlatform(BaseModel):
+    """A platform whose code paths need a run on that hardware before merge."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paths: list[str] = Field(default_factory=list)  # gitignore-style globs
+    title_pattern: str = ""  # regex on the title (case-insensitive); "" = none
+    # Regexes (case-insensitive) naming the hardware in a body: "MI300X", "gfx950".
+    hardware_names: list[str] = Field(default_factory=list)
+
+    @field_validator("title_pattern")
+    @classmethod
+    def _title_regex(cls, value: str) -> str:
+        return _check_regex(value)
+
+    @field_validator("hardware_names")
+    @classmethod
+    def _name_regexes(cls, value: list[str]) -> list[str]:
+        return [_check_regex(v) for v in value]
+
+
+def _vllm_hardware() -> dict[str, HardwarePlatform]:
+    return {
+        "ROCm": HardwarePlatform(
+            paths=[
+                "vllm/platforms/rocm.py",
+                "csrc/rocm/**",
+                "vllm/v1/attention/backends/**/rocm*.py",
+                "vllm/v1/attention/backends/**/*aiter*.py",
+                "vllm/model_executor/layers/**/*rocm*.py",
+                "vllm/model_executor/layers/**/*aiter*.py",
+                "vllm/_aiter_ops.py",
+            ],
+            title_pattern=r"\[(?:rocm|amd)\]",
+            hardware_names=[
+                r"\bmi\d{3}[a-z]?\b",
+                r"\bcdna\s?\d?\b",
+                r"\bgfx9\d\d\b",
+                r"\binstinct\b",
+            ],
+        ),
+        "CPU": HardwarePlatform(
+            paths=[
+                "vllm/platforms/cpu.py",
+                "csrc/cpu/**",
+                "vllm/v1/attention/backends/cpu_attn.py",
+                "vllm/v1/worker/cpu*",
+            ],
+            title_pattern=r"\[cpu\]",
+            hardware_names=[
+                r"\bxeon\b",
+                r"\bepyc\b",
+                r"\bsapphire rapids\b",
+                r"\bgranite rapids\b",
+                r"\bgraviton\d?\b",
+                r"\bapple m\d\b",
+                r"\bavx-?512\b",
+                r"\bamx\b",
+                r"\bppc64le\b",
+                r"\bs390x\b",
+                r"\bneoverse\b",
+            ],
+        ),
+        "XPU": HardwarePlatform(
+            paths=["vllm/platforms/xpu.py", "csrc/xpu/**", "vllm/v1/worker/xpu*"],
+            title_pattern=r"\[(?:xpu|intel[ _-]?gpu)\]",
+            hardware_names=[
+                r"\barc\s?[ab]\d{3}\b",
+                r"\bpvc\b",
+                r"\bponte vecchio\b",
+                r"\bmax\s?1[15]\d{2}\b",
+                r"\bb60\b",
+            ],
+        ),
+        "TPU": HardwarePlatform(
+            paths=["vllm/platforms/tpu.py", "vllm/v1/worker/tpu*", "vllm/distributed/**/tpu*"],
+            title_pattern=r"\[tpu\]",
+            hardware_names=[r"\btpu\s?v?\d{1,2}[a-z]?\b", r"\btrillium\b"],
+        ),
+    }
 
 
 class RiskSettings(BaseModel):
@@ -15,3 +111,66 @@ class RiskSettings(BaseModel):
     large_diff_lines: int = Field(default=1000, ge=1)
     large_diff_files: int = Field(default=40, ge=1)
     release_branch_pattern: str = r"^releases?/"
+
+    # Beyond these, a large diff is a medium (not low) risk: hard to review in one pass.
+    huge_diff_lines: int = Field(default=3000, ge=1)
+    huge_diff_files: int = Field(default=100, ge=1)
+    # Docs/CI-only PRs (every file matches): no test or evaluation is expected.
+    docs_ci_paths: list[str] = Field(
+        default_factory=lambda: [
+            "docs/**",
+            "*.md",
+            "examples/**",
+            ".github/**",
+            ".buildkite/**",
+            "mkdocs.yaml",
+            ".readthedocs.yaml",
+            ".pre-commit-config.yaml",
+            "LICENSE",
+            "CODEOWNERS",
+        ]
+    )
+    # Kernels and quantization change numerics even when no numerics area rule matched.
+    numerics_paths: list[str] = Field(
+        default_factory=lambda: [
+            "csrc/**",
+            "vllm/_custom_ops.py",
+            "vllm/model_executor/layers/quantization/**",
+            "vllm/model_executor/layers/fused_moe/**",
+            "vllm/attention/ops/**",
+            "vllm/v1/attention/ops/**",
+            "vllm/lora/ops/**",
+            "vllm/vllm_flash_attn/**",
+        ]
+    )
+    # Regexes (case-insensitive) in the title or body that mean "this goes to a release".
+    backport_patterns: list[str] = Field(
+        default_factory=lambda: [
+            r"\bcherry[- ]?pick(?:ed|s|ing)?\b",
+            r"\bback-?port(?:ed|s|ing)?\b",
+        ]
+    )
+    # Title tags that announce a performance change (case-insensitive regex).
+    perf_title_pattern: str = r"\[(?:perf|performance)\]"
+    # New models: touching the registry (or adding a model file) requires these in the PR.
+    model_registry_paths: list[str] = Field(
+        default_factory=lambda: ["vllm/model_executor/models/registry.py"]
+    )
+    model_file_paths: list[str] = Field(default_factory=lambda: ["vllm/model_executor/models/*.py"])
+    new_model_required_files: list[str] = Field(
+        default_factory=lambda: ["tests/models/registry.py", "docs/models/supported_models.md"]
+    )
+    new_model_areas: list[str] = Field(default_factory=lambda: ["new-model"])
+    hardware: dict[str, HardwarePlatform] = Field(default_factory=_vllm_hardware)
+    # How many files a risk names before it says "and N more".
+    evidence_files: int = Field(default=5, ge=1, le=50)
+
+    @field_validator("release_branch_pattern", "perf_title_pattern")
+    @classmethod
+    def _one_regex(cls, value: str) -> str:
+        return _check_regex(value)
+
+    @field_validator("backport_patterns")
+    @classmethod
+    def _regexes(cls, value: list[str]) -> list[str]:
+        return [_check_regex(v) for v in value]

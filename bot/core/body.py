@@ -1,0 +1,552 @@
+"""Read a PR description the way a vLLM reviewer does: sections, gaps and evidence.
+
+Every scan here is linear in the body size: bodies are untrusted and can be
+megabytes of pasted logs, so headings are found with string operations, regexes
+use bounded repetition only, and over-long lines are truncated before scanning.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Normalized heading -> section kind. Unknown headings keep their lower-cased name.
+SECTION_KINDS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "purpose",
+            "summary",
+            "motivation",
+            "description",
+            "overview",
+            "what this pr does",
+            "what does this pr do",
+            "pr description",
+            "background",
+            "problem",
+        ),
+        "purpose",
+    ),
+    **dict.fromkeys(
+        (
+            "test plan",
+            "testing plan",
+            "test plans",
+            "testing",
+            "tests",
+            "test",
+            "validation",
+            "verification",
+            "how was this tested",
+            "how to test",
+            "how it was tested",
+            "test commands",
+            "testing done",
+            "unit tests",
+        ),
+        "test_plan",
+    ),
+    **dict.fromkeys(
+        (
+            "test result",
+            "test results",
+            "results",
+            "result",
+            "testing results",
+            "test output",
+            "test outcome",
+            "outcome",
+        ),
+        "test_result",
+    ),
+    **dict.fromkeys(
+        (
+            "model evaluation",
+            "evaluation",
+            "evaluations",
+            "eval",
+            "evals",
+            "accuracy",
+            "accuracy test",
+            "accuracy tests",
+            "accuracy results",
+            "accuracy evaluation",
+            "lm eval",
+            "benchmark",
+            "benchmarks",
+            "benchmark results",
+            "benchmarking",
+            "performance",
+            "perf",
+            "performance results",
+            "e2e accuracy",
+        ),
+        "evaluation",
+    ),
+}
+
+_HW = (
+    r"(?:gpus?|cuda|rocm|cdna\d?|amd|nvidia|tpus?|xpus?|hpus?|gaudi\d?|h100|h200|h20|b200"
+    r"|b300|gb200|a100|l40s?|mi3\d\dx?|gfx9\d\d|multi-gpu|hardware)"
+)
+_HW_NAME = re.compile(
+    r"\b(?:h100|h200|h20|b200|b300|gb200|a100|a10g?|l40s?|l4|rtx\s?\d{4}|mi3\d\dx?|mi2\d\dx?"
+    r"|cdna\d?|gfx9\d\d|tpu\s?v?\d{0,2}e?|gaudi\d?|xeon|epyc|arc\s?b\d{3}|pvc)\b"
+)
+# The patterns below scan whole bodies. They are written in lower case and run on a
+# lower-cased copy without IGNORECASE or a leading \b/lookbehind, which lets the regex
+# engine skip ahead by first character (several times faster on megabyte bodies); the
+# word boundary before a match is checked by `_scan`.
+# Admissions that mean the same wherever they appear.
+STRONG_NOT_RUN = re.compile(
+    r"(?:not\s+yet\s+(?:been\s+)?(?:run|tested|verified|evaluated|benchmarked)"
+    r"|(?:have|has)(?:n't|n’t|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:run|tested|verified|evaluated)"
+    r"|(?:did|could)(?:n't|n’t|\s+not)\s+(?:yet\s+)?(?:run|test|verify|evaluate|benchmark)"
+    r"|unable\s+to\s+(?:run|test|verify)|untested|unverified|tbd|tbc"
+    r"|to\s+be\s+confirmed(?:\s+by\s+ci)?|to\s+be\s+(?:run|tested|verified|evaluated)"
+    r"|(?:runtime\s+|hardware\s+)?(?:verification|validation)\s+(?:needs|requires)\s+"
+    r"(?:a\s+|an\s+)?[\w-]{1,12}(?:\s+(?:box|machine|gpu|run|node|hardware))?"
+    r"|needs?\s+(?:a\s+|an\s+)?" + _HW + r"\s+(?:run|box|machine|node|test(?:ing|s)?"
+    r"|verification|validation|eval(?:uation)?)"
+    r"|(?:verification|validation|evaluation|eval|results?)\s+(?:is\s+|are\s+)?pending"
+    r"|pending\s+(?:verification|validation|evaluation|ci|gpu\s+run|results?)"
+    r"|(?:no|without)\s+access\s+to\s+(?:a\s+|an\s+)?"
+    + _HW
+    + r"|(?:don't|don’t|do\s+not)\s+have\s+(?:access\s+to\s+)?(?:a\s+|an\s+)?"
+    + _HW
+    + r")\b"
+)
+# Words that admit a gap only inside a Test/Result/Evaluation section.
+WEAK_NOT_RUN = re.compile(
+    r"(?:not\s+(?:been\s+)?(?:run|tested|verified|evaluated|benchmarked)|n/a|pending"
+    r"|will\s+add(?:\s+(?:later|soon|tests?|results?))?|will\s+be\s+added|to\s+be\s+added"
+    r"|requires?\s+(?:a\s+|an\s+)?(?:[\w-]{1,12}\s+)?(?:hardware|gpus?)(?:/ci)?)(?![\w/])"
+)
+# The lookbehind stops a scan from restarting inside a long digit run (quadratic).
+PERF_NUMBER = re.compile(
+    r"(?<![\d.,])\d{1,9}(?:[.,]\d{1,4})?[ \t]{0,2}"
+    r"(?:ms|µs|us|tok/s|toks/s|tokens/s|token/s|req/s|reqs/s|requests/s|it/s|gb/s|tflops|%|x|×)"
+    r"(?![\w/])"
+)
+_PERF_TABLE_ROW = re.compile(
+    r"^[ \t]{0,3}\|[^\n]{0,400}?\b(?:before|after|baseline|speedup|this pr)\b[^\n]{0,200}",
+    re.MULTILINE,
+)
+PERF_CLAIM = re.compile(
+    r"(?<![\d.])\d{1,4}(?:\.\d{1,2})?\s?(?:x|×|%)\s{1,3}(?:faster|speed-?ups?|speed\s+up)\b"
+    r"|(?:faster|speed-?ups?|speed\s+up)\b"
+    r"|(?:improves?|improved|improving|increases?|increased|boosts?|boosted|higher|better)\s+"
+    r"(?:the\s+)?(?:end-to-end\s+|e2e\s+|decode\s+|prefill\s+|overall\s+)?"
+    r"(?:throughput|performance|latency|tpot|ttft)"
+    r"|(?:reduces?|reduced|reducing|lowers?|lowered|lower|cuts?)\s+(?:the\s+)?"
+    r"(?:end-to-end\s+|e2e\s+|decode\s+|prefill\s+|overall\s+|kernel\s+)?"
+    r"(?:latency|overhead|ttft|tpot|itl)"
+    r"|performance\s+(?:improvement|gain|boost)s?\b"
+)
+PLACEHOLDER = re.compile(
+    r"tbd|tba|tbc|n/?a|none|todo|wip|pending|coming soon|will add(?: later| soon)?"
+    r"|will be added|to be added|to be confirmed(?: by ci)?|to be determined|see above"
+    r"|same as above|not applicable|nothing|\.\.\.|-"
+)
+BOX_UNCHECKED = re.compile(r"\s{0,8}[-*+]\s{1,4}\[ \]")
+# Outcome words (past tense): "reproduces the failure" is a plan, "3 failed" a result.
+_OUTCOME = re.compile(r"(?:pass(?:ed|es)?|failed|succeeded|ok|works|worked|green|verified)\b|✅")
+_LM_EVAL_HEADER = re.compile(r"\|\s{0,3}tasks\s{0,3}\|\s{0,3}version\s{0,3}\|")
+_BENCH_OUTPUT = re.compile(
+    r"(?:request|output\s+token|total\s+token|input\s+token)\s+throughput\s{0,3}"
+    r"(?:\([\w/ ]{1,20}\))?\s{0,3}:\s{0,20}\d"
+    r"|\b(?:mean|median|p\d{2})\s+(?:ttft|tpot|itl|e2el)\s+\(ms\)\s{0,3}:\s{0,20}\d"
+    r"|\bthroughput:\s{0,3}\d{1,9}(?:\.\d{1,4})?\s{0,3}requests/s"
+)
+_EVAL_WORD = re.compile(
+    r"(?:gsm8k|mmlu(?:_pro)?|humaneval|gpqa|arc_challenge|hellaswag|mmmu|chartqa|aime\d{0,2}"
+    r"|math500|lm_eval|lm-eval|exact_match|accuracy|acc(?:_norm)?|perplexity|ppl)\b"
+)
+_SCORE = re.compile(r"(?<![\w.])\d{1,3}\.\d{1,4}(?![\d.])|(?<![\w.])\d{1,3}(?:\.\d{1,2})?\s?%")
+_COMMAND_STARTS = ("lm_eval", "vllm ", "python", "pytest", "$ ", "export ", "bash ", "torchrun")
+
+
+def looks_like_command(line: str) -> bool:
+    """A shell command mentions gsm8k and numbers too, but it is a plan, not a result."""
+    stripped = line.strip().lstrip("`")
+    return stripped.startswith(_COMMAND_STARTS) or " --" in stripped
+
+
+# The PR template's <details> checklist: boilerplate, never the author's words.
+_TEMPLATE_CHECKLIST = "essential elements of an effective pr description checklist"
+# Headings are short; a longer line is prose or a pasted log, never a section title.
+_MAX_HEADING_CHARS = 120
+# Scanning budget per line: long lines are logs or minified data, not sentences.
+_MAX_SCAN_CHARS = 2000
+_MAX_ITEMS = 12
+_MAX_ITEM_CHARS = 160
+_TEST_KINDS = frozenset({"test_plan", "test_result", "evaluation"})
+_KNOWN_KINDS = frozenset(SECTION_KINDS.values())
+# Lines that may open/close a fence or start a section; everything else is plain text.
+_STRUCTURE_LINE = re.compile(
+    r"^(?:[ ]{0,8}(?:```|~~~)|[ ]{0,3}#|[ \t]{0,3}(?:\*\*|__)|[ \t]{0,3}(?:\d{1,2}[.)]?[ \t]{0,3})?"
+    r"(?:"
+    + "|".join(sorted({k.split()[0] for k in SECTION_KINDS}, key=len, reverse=True))
+    + r")\b)[^\n]*",
+    re.MULTILINE,
+)
+_BOX_LINE = re.compile(r"^[ \t]{0,8}[-*+][ \t]{1,4}\[ \][^\n]{0,150}", re.MULTILINE)
+# Every result line has a digit or is the lm_eval table header.
+# One match per line (the tail swallows the rest of it), so a scan costs O(lines).
+_EVIDENCE_HINT = re.compile(r"(?:\d|\|[ \t]{0,3}tasks)[^\n]*")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/.")
+_NON_WORD = re.compile(r"[^0-9a-z]+")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+class PullRequestBody(BaseModel):
+    """What the description says (and fails to say) about testing and evaluation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = ""  # without HTML comments and the template checklist, LF line ends
+    sections: dict[str, str] = Field(default_factory=dict)  # kind -> content
+    test_plan_empty: bool = True
+    test_result_empty: bool = True
+    not_run: tuple[str, ...] = ()  # admissions, verbatim: "Not yet run", "TBD", ...
+    eval_evidence: tuple[str, ...] = ()  # result lines: lm_eval tables, bench output
+    perf_claims: tuple[str, ...] = ()  # "2x faster", "reduces latency", ...
+    perf_numbers: tuple[str, ...] = ()  # "12.3 ms", "1450 tok/s", "+8%", ...
+
+
+@dataclass
+class _Block:
+    """One section as read: its kind, its text, and its text outside code fences."""
+
+    kind: str
+    level: int
+    start: int  # offset in the body where the section's own lines begin
+    head: str = ""  # content on the heading line itself ("Test plan: pytest ...")
+    content: str = ""
+    prose: list[str] = field(default_factory=list)
+
+
+def parse_body(body: str | None) -> PullRequestBody:
+    """Parse a PR description. Pure, total, linear time; None and "" give an empty body."""
+    if not body:
+        return PullRequestBody()
+    text = strip_template(strip_html_comments(body.replace("\r\n", "\n").replace("\r", "\n")))
+    lowered = _lower(text)
+    blocks = _split_sections(text, lowered)
+    sections: dict[str, str] = {}
+    for block in blocks:
+        content = block.content if block.content.strip() else ""
+        if block.kind == "preamble" and not content:
+            continue
+        # An empty "## Test Result" is kept (as ""): it differs from no heading at all.
+        old = sections.get(block.kind)
+        sections[block.kind] = f"{old}\n\n{content}" if old and content else old or content
+    test_plan_empty = is_placeholder(sections.get("test_plan", ""))
+    if "test_result" in sections:
+        test_result_empty = is_placeholder(sections["test_result"])
+    else:
+        # "## Testing" / "## Tests" usually hold both the commands and their outcome.
+        test_result_empty = test_plan_empty or not _has_outcome(sections.get("test_plan", ""))
+    prose = "\n".join("\n".join(b.prose) for b in blocks)
+    test_prose = "\n".join("\n".join(b.prose) for b in blocks if b.kind in _TEST_KINDS)
+    perf_claims = _scan(PERF_CLAIM, prose)
+    # Benchmark output is usually pasted in a fence: numbers count there too. The "2x"
+    # of a bare "2x faster" is the claim itself, not a measurement.
+    claimed = [claim.lower() for claim in perf_claims]
+    perf_numbers = _dedupe(
+        number
+        for number in _scan(PERF_NUMBER, text, lowered) + _scan(_PERF_TABLE_ROW, text, lowered)
+        if not any(number.lower() in claim for claim in claimed)
+    )
+    return PullRequestBody(
+        text=text,
+        sections=sections,
+        test_plan_empty=test_plan_empty,
+        test_result_empty=test_result_empty,
+        not_run=_find_not_run(prose, test_prose),
+        eval_evidence=_find_eval_evidence(blocks),
+        perf_claims=perf_claims,
+        perf_numbers=perf_numbers,
+    )
+
+
+def strip_html_comments(text: str) -> str:
+    """Drop `<!-- ... -->`; an unterminated comment hides the rest (as GitHub renders it)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("<!--", pos)
+        if start < 0:
+            out.append(text[pos:])
+            break
+        out.append(text[pos:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        pos = end + 3
+    return "".join(out)
+
+
+def strip_template(text: str) -> str:
+    """Drop the template's `<details>` checklist (and the `---` rule above it)."""
+    lower = text.lower()
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = lower.find("<details", pos)
+        if start < 0:
+            out.append(text[pos:])
+            break
+        close = lower.find("</details>", start)
+        end = len(text) if close < 0 else close + len("</details>")
+        if _TEMPLATE_CHECKLIST in lower[start:end]:
+            kept = text[pos:start].rstrip()
+            if kept.endswith("---"):
+                kept = kept[:-3]
+            out.append(kept)
+        else:
+            out.append(text[pos:end])
+        pos = end
+    return "".join(out)
+
+
+def is_placeholder(section: str) -> bool:
+    """True when a section says nothing: blank, unchecked boxes, "TBD", "N/A", "will add"..."""
+    if not section.strip():
+        return True
+    if len(section) > 4000:  # long enough to say something real
+        return False
+    meaningful = [
+        line.strip()
+        for line in section.split("\n")
+        if line.strip() and not BOX_UNCHECKED.match(line) and line.strip() not in {"---", "***"}
+    ]
+    if not meaningful:
+        return True
+    joined = " ".join(meaningful).lower()
+    if len(joined) > 80:
+        return False
+    if PLACEHOLDER.fullmatch(joined.strip(" .:;!-*_`")):
+        return True
+    # "Not run; documentation-only change." admits there is nothing to show.
+    first = STRONG_NOT_RUN.match(joined.lstrip(" *_`")) or WEAK_NOT_RUN.match(joined.lstrip(" *_`"))
+    return first is not None
+
+
+def is_eval_evidence(line: str) -> bool:
+    """An accuracy or benchmark *result* line (not the command that would produce one)."""
+    line = line[:_MAX_SCAN_CHARS].lower()
+    if _LM_EVAL_HEADER.search(line) or _BENCH_OUTPUT.search(line):
+        return True
+    if looks_like_command(line):
+        return False
+    if _EVAL_WORD.search(line) and _SCORE.search(line):
+        return True
+    return bool(_HW_NAME.search(line) and PERF_NUMBER.search(line))
+
+
+def _has_outcome(section: str) -> bool:
+    lowered = _lower(section)
+    return bool(_scan(_OUTCOME, section, lowered, cap=1)) or any(
+        is_eval_evidence(line) for line in _lines_matching(_EVIDENCE_HINT, section, lowered)
+    )
+
+
+def _split_sections(text: str, lowered: str) -> list[_Block]:
+    """Sections in order; headings inside code fences are content.
+
+    Only lines that could be a heading or a fence are looked at in Python (one regex
+    scan finds them), so a body of half a million plain lines costs one C-level pass.
+    """
+    blocks = [_Block("preamble", 0, 0)]
+    fence = ""
+    prose_from = 0
+    for match in _STRUCTURE_LINE.finditer(lowered):
+        start = match.start()
+        line = text[start : match.end()]
+        block = blocks[-1]
+        if fence:
+            if _closes_fence(line, fence):
+                fence, prose_from = "", match.end()
+            continue
+        fence = _opens_fence(line)
+        if fence:
+            block.prose.append(text[prose_from:start])
+            continue
+        heading = _heading(line)
+        if heading is None:
+            continue
+        kind, level, rest = heading
+        # A known heading always starts a section; an unknown one only at the same or a
+        # higher level ("### Unit tests" stays inside "## Test Plan").
+        nested = kind == block.kind and level > block.level  # "### Unit tests" in a plan
+        if not nested and (
+            kind in _KNOWN_KINDS or level <= block.level or block.kind == "preamble"
+        ):
+            block.prose.append(text[prose_from:start])
+            block.content = text[block.start : start]
+            blocks.append(_Block(kind, level, match.end(), rest, prose=[rest]))
+            prose_from = match.end()
+    last = blocks[-1]
+    last.content = text[last.start :]
+    if not fence:
+        last.prose.append(text[prose_from:])
+    for block in blocks:
+        block.content = f"{block.head}\n{block.content}" if block.head else block.content
+        block.content = block.content.strip("\n")
+    return blocks
+
+
+def _opens_fence(line: str) -> str:
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 8:  # fences inside list items are indented
+        return ""
+    for char in "`~":
+        if stripped.startswith(char * 3):
+            run = len(stripped) - len(stripped.lstrip(char))
+            # CommonMark: a backtick fence's info string may not contain backticks.
+            if char == "`" and "`" in stripped[run:]:
+                return ""
+            return char * run
+    return ""
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith(fence) and not stripped.strip(fence[0])
+
+
+def _heading(line: str) -> tuple[str, int, str] | None:
+    """(kind, level, same-line content) when `line` starts a section."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    if len(line) > _MAX_HEADING_CHARS:
+        # "Test plan: pytest tests/..." may be long; only its label must be short.
+        label, sep, rest = stripped[:_MAX_HEADING_CHARS].partition(":")
+        kind = _known_kind(label) if sep and stripped[0].isalnum() else None
+        return (kind, 6, stripped[len(label) + 1 :].strip()) if kind else None
+    if stripped[0] == "#" and len(line) - len(line.lstrip(" ")) <= 3:
+        hashes = len(stripped) - len(stripped.lstrip("#"))
+        title = stripped[hashes:]
+        if 1 <= hashes <= 6 and (not title or title[0] in " \t"):
+            title = title.strip().rstrip("#").strip()
+            return (_known_kind(title) or title.strip(" :*_").lower() or "untitled", hashes, "")
+        return None
+    for mark in ("**", "__"):
+        if stripped.startswith(mark) and mark in stripped[2:]:
+            inner, _, rest = stripped[2:].partition(mark)
+            kind = _known_kind(inner)
+            return (kind, 6, rest.strip().lstrip(":").strip()) if kind else None
+    if not stripped[0].isalnum():  # "- Tests: added" is a list item, not a heading
+        return None
+    label, sep, rest = stripped.partition(":")
+    kind = _known_kind(label) if len(label) <= 40 else None
+    if kind and (sep or label == stripped):
+        return (kind, 6, rest.strip())
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _known_kind(title: str) -> str | None:
+    if len(title) > 60:
+        return None
+    words = _NON_WORD.sub(" ", title.lower()).split()
+    while words and words[0].isdigit():  # "1. Purpose"
+        words = words[1:]
+    # Longest prefix first: "test result summary" is a result, "test plan" a plan.
+    for n in range(min(len(words), 4), 0, -1):
+        kind = SECTION_KINDS.get(" ".join(words[:n]))
+        if kind:
+            return kind
+    return None
+
+
+def _find_not_run(prose: str, test_prose: str) -> tuple[str, ...]:
+    # "pending", "N/A", "not run" are only admissions inside a test section;
+    # elsewhere they describe the code ("pending requests").
+    test_lowered = _lower(test_prose)
+    found = [
+        *_scan(STRONG_NOT_RUN, prose),
+        *_scan(WEAK_NOT_RUN, test_prose, test_lowered),
+        *_scan(_BOX_LINE, test_prose, test_lowered),
+    ]
+    # "have not been tested" also contains the weak "not been tested": keep the longer.
+    lowered = [f.lower() for f in found]
+    return _dedupe(
+        [
+            item
+            for item, low in zip(found, lowered, strict=True)
+            if not any(low != other and low in other for other in lowered)
+        ]
+    )
+
+
+def _find_eval_evidence(blocks: list[_Block]) -> tuple[str, ...]:
+    found: list[str] = []
+    for block in blocks:
+        content = block.content
+        for line in _lines_matching(_EVIDENCE_HINT, content, _lower(content)):
+            # Under an Evaluation/Benchmark heading a bare "1234 tok/s" row is a result.
+            in_eval = block.kind == "evaluation" and not looks_like_command(line)
+            if is_eval_evidence(line) or (in_eval and _scan(PERF_NUMBER, line[:_MAX_SCAN_CHARS])):
+                found.append(line.strip()[:_MAX_ITEM_CHARS])
+                if len(found) >= _MAX_ITEMS:
+                    return _dedupe(found)
+    return _dedupe(found)
+
+
+def _lines_matching(
+    pattern: re.Pattern[str], text: str, lowered: str, limit: int = 2000
+) -> list[str]:
+    """The distinct lines holding a match, found by one scan of the whole text."""
+    lines: list[str] = []
+    line_end = -1
+    for match in pattern.finditer(lowered):
+        if match.start() < line_end:
+            continue
+        start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        line_end = len(text) if line_end < 0 else line_end
+        lines.append(text[start:line_end])
+        if len(lines) >= limit:
+            break
+    return lines
+
+
+def _lower(text: str) -> str:
+    lowered = text.lower()
+    # A few characters change length when lower-cased ("İ"); offsets must line up.
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _scan(
+    pattern: re.Pattern[str], text: str, lowered: str | None = None, cap: int = _MAX_ITEMS * 4
+) -> tuple[str, ...]:
+    """Verbatim matches of a lower-case pattern that start at a word boundary."""
+    lowered = _lower(text) if lowered is None else lowered
+    found: list[str] = []
+    for match in pattern.finditer(lowered):
+        start = match.start()
+        if start and lowered[start - 1] in _WORD_CHARS:
+            continue
+        found.append(text[start : match.end()].strip()[:_MAX_ITEM_CHARS])
+        if len(found) >= cap:
+            break
+    return _dedupe(found)
+
+
+def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.lower()
+        if item and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return tuple(out[:_MAX_ITEMS])

@@ -1,0 +1,332 @@
+"""The risk checklist: what a vLLM reviewer would still ask for before merging.
+
+Each check is a small function from (PR, parsed body, matched areas, compiled
+settings) to at most one Risk. Ids are a contract (ARCHITECTURE.md); wording lives
+in bot/core/i18n.py; every list or threshold that is a choice lives in RiskSettings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pathspec import GitIgnoreSpec
+
+from bot.core.body import PullRequestBody
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.findings import AreaMatch, Lang, Risk, Severity
+from bot.core.i18n import t
+from bot.core.risk_settings import RiskSettings
+
+SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
+
+
+@dataclass(frozen=True)
+class CompiledPlatform:
+    name: str
+    paths: GitIgnoreSpec
+    title: re.Pattern[str] | None
+    hardware_names: re.Pattern[str] | None
+
+
+@dataclass(frozen=True)
+class CompiledRiskSettings:
+    """RiskSettings with globs and regexes compiled once."""
+
+    settings: RiskSettings
+    tests: GitIgnoreSpec
+    sources: GitIgnoreSpec
+    docs_ci: GitIgnoreSpec
+    numerics: GitIgnoreSpec
+    model_registry: GitIgnoreSpec
+    model_files: GitIgnoreSpec
+    release_branch: re.Pattern[str]
+    backport: re.Pattern[str] | None
+    perf_title: re.Pattern[str]
+    hardware: tuple[CompiledPlatform, ...]
+
+
+# Keyed by id(settings) and holding the settings object itself, so an id is never
+# reused while cached. Settings are loaded once and treated as immutable.
+_COMPILED: dict[int, tuple[RiskSettings, CompiledRiskSettings]] = {}
+_COMPILED_MAX = 16
+
+
+def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
+    """Compile (or fetch the compiled form of) one settings object."""
+    hit = _COMPILED.get(id(settings))
+    if hit is not None and hit[0] is settings:
+        return hit[1]
+    compiled = CompiledRiskSettings(
+        settings=settings,
+        tests=GitIgnoreSpec.from_lines(settings.test_paths),
+        sources=GitIgnoreSpec.from_lines(settings.source_paths),
+        docs_ci=GitIgnoreSpec.from_lines(settings.docs_ci_paths),
+        numerics=GitIgnoreSpec.from_lines(settings.numerics_paths),
+        model_registry=GitIgnoreSpec.from_lines(settings.model_registry_paths),
+        model_files=GitIgnoreSpec.from_lines(settings.model_file_paths),
+        release_branch=re.compile(settings.release_branch_pattern),
+        backport=_any_of(settings.backport_patterns),
+        perf_title=re.compile(settings.perf_title_pattern, re.IGNORECASE),
+        hardware=tuple(
+            CompiledPlatform(
+                name=name,
+                paths=GitIgnoreSpec.from_lines(platform.paths),
+                title=re.compile(platform.title_pattern, re.IGNORECASE)
+                if platform.title_pattern
+                else None,
+                hardware_names=_any_of(platform.hardware_names),
+            )
+            for name, platform in settings.hardware.items()
+        ),
+    )
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    _COMPILED[id(settings)] = (settings, compiled)
+    return compiled
+
+
+def _any_of(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Context:
+    facts: PullRequestFacts
+    body: PullRequestBody
+    areas: Sequence[AreaMatch]
+    rules: CompiledRiskSettings
+    lang: Lang
+
+    @property
+    def files(self) -> tuple[ChangedFile, ...]:
+        return self.facts.files
+
+    def is_test(self, path: str) -> bool:
+        return self.rules.tests.match_file(path)
+
+    @property
+    def docs_ci_only(self) -> bool:
+        return bool(self.files) and all(
+            self.rules.docs_ci.match_file(f.filename) for f in self.files
+        )
+
+
+def assess_risks(
+    facts: PullRequestFacts,
+    body: PullRequestBody,
+    areas: Sequence[AreaMatch],
+    settings: RiskSettings,
+    lang: Lang,
+) -> tuple[Risk, ...]:
+    """Every open risk, high severity first (stable within a severity)."""
+    ctx = _Context(facts, body, areas, compile_risk_settings(settings), lang)
+    found = [risk for check in _CHECKS if (risk := check(ctx)) is not None]
+    return tuple(sorted(found, key=lambda r: SEVERITY_RANK[r.severity]))
+
+
+def _risk(
+    ctx: _Context,
+    risk_id: str,
+    severity: Severity,
+    evidence: Sequence[str],
+    key: str = "",
+    **params: object,
+) -> Risk:
+    return Risk(
+        id=risk_id,
+        severity=severity,
+        text=t(ctx.lang, key or f"risk.{risk_id}", **params),
+        evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+    )
+
+
+def _missing_gpu_eval(ctx: _Context) -> Risk | None:
+    if ctx.docs_ci_only:
+        return None
+    numerics = [a for a in ctx.areas if a.numerics and _touches_code(ctx, a)]
+    claimed = {f for a in numerics for f in a.files}
+    kernels = [
+        f.filename
+        for f in ctx.files
+        if f.status != "removed"
+        and f.filename not in claimed
+        and ctx.rules.numerics.match_file(f.filename)
+        and not ctx.is_test(f.filename)
+    ]
+    if not numerics and not kernels:
+        return None
+    if ctx.body.eval_evidence and not ctx.body.not_run:
+        return None
+    said = list(ctx.body.not_run[:3]) or [t(ctx.lang, "risk.missing-gpu-eval.no-evidence")]
+    names = [a.title for a in numerics] + ([t(ctx.lang, "risk.kernels")] if kernels else [])
+    return _risk(
+        ctx,
+        "missing-gpu-eval",
+        "high",
+        [*said, *(a.id for a in numerics), *kernels[:2]],
+        areas=", ".join(dict.fromkeys(names)),
+    )
+
+
+def _touches_code(ctx: _Context, area: AreaMatch) -> bool:
+    # A numerics area matched only through its test files cannot change outputs.
+    return not area.files or any(not ctx.is_test(f) for f in area.files)
+
+
+def _missing_test_results(ctx: _Context) -> Risk | None:
+    body = ctx.body
+    if ctx.docs_ci_only or not body.test_result_empty or body.eval_evidence:
+        return None
+    result = body.sections.get("test_result")
+    if not body.text.strip():
+        evidence = t(ctx.lang, "risk.missing-test-results.empty-body")
+    elif result is not None and result.strip():
+        evidence = result.strip().split("\n", 1)[0][:80]
+    elif result is not None:
+        evidence = t(ctx.lang, "risk.missing-test-results.empty-section")
+    elif not body.test_plan_empty:
+        evidence = t(ctx.lang, "risk.missing-test-results.no-result-section")
+    else:
+        evidence = t(ctx.lang, "risk.missing-test-results.no-sections")
+    return _risk(ctx, "missing-test-results", "medium", [evidence])
+
+
+def _missing_tests(ctx: _Context) -> Risk | None:
+    if any(ctx.is_test(f.filename) for f in ctx.files):
+        return None
+    sources = [
+        f.filename
+        for f in ctx.files
+        if f.status != "removed"
+        and ctx.rules.sources.match_file(f.filename)
+        and not ctx.rules.docs_ci.match_file(f.filename)
+    ]
+    if not sources:
+        return None
+    limit = ctx.rules.settings.evidence_files
+    return _risk(ctx, "missing-tests", "medium", sources[:limit], count=len(sources))
+
+
+def _release_branch(ctx: _Context) -> Risk | None:
+    base = ctx.facts.base_ref
+    if ctx.rules.release_branch.search(base):
+        return _risk(ctx, "release-branch", "high", [f"base: {base}"], reason=base)
+    backport = ctx.rules.backport
+    if backport is None:
+        return None
+    match = backport.search(ctx.facts.title) or backport.search(ctx.body.text)
+    if match is None:
+        return None
+    return _risk(ctx, "release-branch", "high", [match.group(0)], reason=match.group(0))
+
+
+def _large_diff(ctx: _Context) -> Risk | None:
+    settings = ctx.rules.settings
+    facts = ctx.facts
+    lines = facts.total_additions + facts.total_deletions
+    files = facts.total_changed_files
+    if not (
+        facts.files_truncated
+        or lines > settings.large_diff_lines
+        or files > settings.large_diff_files
+    ):
+        return None
+    huge = (
+        facts.files_truncated
+        or lines > settings.huge_diff_lines
+        or files > settings.huge_diff_files
+    )
+    evidence = [f"+{facts.total_additions}/−{facts.total_deletions}", f"{files} files"]
+    add, delete = facts.total_additions, facts.total_deletions
+    if facts.files_truncated:
+        # GitHub's PR-files endpoint stops at 3000 files; say how many it listed.
+        listed = len(facts.files)
+        return _risk(
+            ctx, "large-diff", "medium", evidence, "risk.large-diff.truncated",
+            listed=listed, files=files, additions=add, deletions=delete,
+        )  # fmt: skip
+    severity: Severity = "medium" if huge else "low"
+    return _risk(
+        ctx, "large-diff", severity, evidence, files=files, additions=add, deletions=delete
+    )
+
+
+def _new_model_checklist(ctx: _Context) -> Risk | None:
+    if not ctx.files:
+        return None
+    rules = ctx.rules
+    present = {f.filename for f in ctx.files if f.status != "removed"}
+    registry = [f for f in present if rules.model_registry.match_file(f)]
+    added_models = [
+        f.filename
+        for f in ctx.files
+        if f.status == "added" and rules.model_files.match_file(f.filename)
+    ]
+    by_area = any(a.id in rules.settings.new_model_areas for a in ctx.areas)
+    if not (registry or added_models or by_area):
+        return None
+    missing = [f for f in rules.settings.new_model_required_files if f not in present]
+    if not missing:
+        return None
+    return _risk(ctx, "new-model-checklist", "medium", missing, missing=", ".join(missing))
+
+
+def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
+    body = ctx.body
+    if body.perf_numbers or body.eval_evidence:
+        return None
+    tag = ctx.rules.perf_title.search(ctx.facts.title)
+    claims = ([tag.group(0)] if tag else []) + list(body.perf_claims[:3])
+    if not claims:
+        return None
+    return _risk(ctx, "perf-claim-without-numbers", "medium", claims)
+
+
+def _hardware_unverified(ctx: _Context) -> Risk | None:
+    platforms: list[str] = []
+    evidence: list[str] = []
+    for platform in ctx.rules.hardware:
+        files = [
+            f.filename
+            for f in ctx.files
+            if f.status != "removed"
+            and platform.paths.match_file(f.filename)
+            and not ctx.is_test(f.filename)
+        ]
+        titled = platform.title is not None and platform.title.search(ctx.facts.title)
+        if not files and not titled:
+            continue
+        named = platform.hardware_names is not None and platform.hardware_names.search(
+            ctx.body.text
+        )
+        if named and not ctx.body.not_run:
+            continue
+        platforms.append(platform.name)
+        if not named:
+            evidence.append(t(ctx.lang, "risk.hardware-unverified.unnamed", platform=platform.name))
+        evidence.extend(files[:3])
+    if not platforms:
+        return None
+    return _risk(
+        ctx,
+        "hardware-unverified",
+        "medium",
+        [*ctx.body.not_run[:3], *evidence],
+        platforms=", ".join(platforms),
+    )
+
+
+_CHECKS: tuple[Callable[[_Context], Risk | None], ...] = (
+    _missing_gpu_eval,
+    _release_branch,
+    _missing_test_results,
+    _missing_tests,
+    _new_model_checklist,
+    _perf_claim_without_numbers,
+    _hardware_unverified,
+    _large_diff,
+)
