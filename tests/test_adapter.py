@@ -97,6 +97,21 @@ async def test_token_is_minted_again_near_expiry(state: FakeGitHubState, url: st
     assert state.count("POST", TOKENS) == 2
 
 
+async def test_revoked_token_is_replaced_by_the_next_job(state: FakeGitHubState,
+                                                        url: str) -> None:
+    factory = make_factory(url)
+    async with factory.for_installation(1) as gh:
+        await gh.get_pull(REPO, 1)
+    state.tokens.clear()  # GitHub revoked it
+    with pytest.raises(GitHubError) as info:
+        async with factory.for_installation(1) as gh:
+            await gh.get_pull(REPO, 1)
+    assert info.value.status == 401
+    async with factory.for_installation(1) as gh:
+        assert (await gh.get_pull(REPO, 1)).number == 1
+    assert state.count("POST", TOKENS) == 2
+
+
 async def test_bot_login_comes_from_get_app_once(state: FakeGitHubState, url: str) -> None:
     factory = make_factory(url)
     assert await factory.bot_login() == "pr-digest[bot]"

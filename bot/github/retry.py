@@ -121,12 +121,11 @@ class RetryPolicy:
         request = _request_of(exc)
         if request is None or request.method not in IDEMPOTENT_METHODS:
             return RetryOption(False)
-        transient = isinstance(exc, RequestTimeout) or (
-            isinstance(exc, RequestFailed) and exc.response.status_code >= 500
-        )
-        if not transient and not (
-            isinstance(exc, RequestError) and not isinstance(exc, RequestFailed)
-        ):
+        if isinstance(exc, RequestFailed):
+            transient = exc.response.status_code >= 500
+        else:  # timeouts and transport errors (connection reset, refused)
+            transient = isinstance(exc, RequestError)
+        if not transient:
             return RetryOption(False)
         wait = min(self.backoff_cap, self.backoff_base * 2**retry_count)
         log.warning("transient failure on %s; retry %d in %.2fs",

@@ -128,8 +128,19 @@ class GitHubSessionFactory:
     async def for_installation(self, installation_id: int) -> AsyncIterator[GitHubKitAdapter]:
         token = await self.installation_token(installation_id)
         key = str(installation_id)
-        async with self._client(TokenAuthStrategy(token), key) as client:
-            yield GitHubKitAdapter(client, self._pacer(key))
+        try:
+            async with self._client(TokenAuthStrategy(token), key) as client:
+                yield GitHubKitAdapter(client, self._pacer(key))
+        except GitHubError as exc:
+            if exc.status == 401:
+                # Revoked or expired early: the next job mints a fresh token.
+                self._forget_token(installation_id, token)
+            raise
+
+    def _forget_token(self, installation_id: int, token: str) -> None:
+        cached = self._tokens.get(installation_id)
+        if cached is not None and cached[0] == token:
+            del self._tokens[installation_id]
 
     @asynccontextmanager
     async def for_token(self) -> AsyncIterator[GitHubKitAdapter]:
