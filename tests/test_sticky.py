@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.marker import MARKER_PREFIX, Marker, parse_marker, render_marker, risk_escalated
+from bot.core.marker import MARKER_PREFIX, Marker, parse_marker, render_marker
 from bot.core.render import render_digest
 from bot.core.sticky import (
     CommentSnapshot,
@@ -14,6 +14,7 @@ from bot.core.sticky import (
     existing_ticks,
     our_comments,
     plan_sticky,
+    risk_escalated,
     same_body,
 )
 from tests.test_render import deep_read_digest, quiet_digest

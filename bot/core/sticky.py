@@ -18,8 +18,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.marker import is_marker_line
+from bot.core.marker import is_marker_line, risk_escalated
 from bot.core.render import ticked_ids
+
+__all__ = [
+    "CommentSnapshot",
+    "StickyPlan",
+    "existing_ticks",
+    "our_comments",
+    "plan_sticky",
+    "risk_escalated",  # lives with the marker it compares; re-exported for handlers
+    "same_body",
+]
 
 
 class CommentSnapshot(BaseModel):
