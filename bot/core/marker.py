@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.core.findings import Lang, Verdict
 
@@ -30,6 +30,11 @@ RULES_PATTERN = r"^[0-9A-Za-z._+]{1,64}$"
 _MAX_LINE = 1000
 _FIELD = re.compile(r"^([a-z][a-z0-9_-]{0,31})=(\S*)$")
 _FLAGS = {"1": True, "0": False, "true": True, "false": False}
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
+_SAFE_CHAR = re.compile(r"[A-Za-z0-9._/:+-]")
+_PERCENT = re.compile(r"(%[0-9A-F]{2})")
+# GitHub allows 15 requested reviewers; labels are capped far lower by our rules.
+MAX_REMEMBERED = 20
 
 
 class Marker(BaseModel):
@@ -42,6 +47,39 @@ class Marker(BaseModel):
     risk_level: RiskLevel
     muted: bool = False
     explain: bool = False
+    routed: tuple[str, ...] = Field(default=(), max_length=MAX_REMEMBERED)
+    owned_labels: tuple[str, ...] = Field(default=(), max_length=MAX_REMEMBERED)
+
+    @field_validator("routed")
+    @classmethod
+    def _logins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not all(_LOGIN.fullmatch(login) for login in value):
+            raise ValueError("not a GitHub login")
+        return value
+
+
+def _encode_list(items: tuple[str, ...]) -> str:
+    """Comma-separated, with anything but safe characters as %XX (labels have spaces)."""
+    return ",".join(
+        "".join(ch if _SAFE_CHAR.fullmatch(ch) else "".join(f"%{b:02X}" for b in ch.encode())
+                for ch in item)
+        for item in items
+    )
+
+
+def _decode_list(value: str) -> tuple[str, ...]:
+    if not value:
+        return ()
+    items = []
+    for item in value.split(","):
+        raw = bytearray()
+        for piece in _PERCENT.split(item):
+            if _PERCENT.fullmatch(piece):
+                raw.append(int(piece[1:], 16))
+            else:
+                raw.extend(piece.encode())
+        items.append(raw.decode("utf-8", errors="replace"))
+    return tuple(items)
 
 
 def render_marker(m: Marker) -> str:
@@ -59,6 +97,10 @@ def render_marker(m: Marker) -> str:
         fields.append("muted=1")
     if m.explain:
         fields.append("explain=1")
+    if m.routed:
+        fields.append(f"routed={_encode_list(m.routed)}")
+    if m.owned_labels:
+        fields.append(f"labels={_encode_list(m.owned_labels)}")
     fields.append(MARKER_SUFFIX)
     return " ".join(fields)
 
@@ -106,6 +148,8 @@ def _marker_from_fields(fields: dict[str, str]) -> Marker | None:
                 "lang": fields["lang"],
                 "verdict": fields["verdict"],
                 "risk_level": fields["risk"],
+                "routed": _decode_list(fields.get("routed", "")),
+                "owned_labels": _decode_list(fields.get("labels", "")),
                 **flags,
             }
         )

@@ -95,6 +95,9 @@ def digest_marker(digest: Digest) -> Marker:
         verdict=digest.verdict,
         risk_level=risk_level(digest),
         explain=digest.explain,
+        muted=digest.muted,
+        routed=digest.routed,
+        owned_labels=digest.owned_labels,
     )
 
 
