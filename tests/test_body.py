@@ -180,6 +180,13 @@ def test_subheading_stays_inside_its_section() -> None:
     assert "pytest b" in body.sections["test_plan"]
 
 
+def test_prose_starting_with_a_section_word_is_not_a_heading() -> None:
+    body = parse_body("## Purpose\nx\nTests pass locally on my box.\nResults: see below\n")
+    assert set(body.sections) == {"purpose", "test_result"}
+    assert "Tests pass locally" in body.sections["purpose"]
+    assert body.sections["test_result"] == "see below"
+
+
 def test_list_items_are_not_headings() -> None:
     body = parse_body("## Purpose\n- Tests: added two\n- Summary: none\n")
     assert set(body.sections) == {"purpose"}
@@ -310,6 +317,8 @@ ADVERSARIAL = {
     "numbers": "1234 tok/s 5% 2x H100 0.91 gsm8k\n" * 30_000,
     "short lines": "a\n" * 500_000,
     "headings": "## Test Plan\n" * 80_000,
+    "digit lines in many sections": ("## Other\n" + "1\n" * 100) * 4800,
+    "repeated sections": "## Test Plan\n" + ("x" * 60 + "\n## Test Plan\n") * 13_500,
 }
 
 

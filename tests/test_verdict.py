@@ -102,6 +102,9 @@ def test_reason_in_chinese_and_for_more_areas() -> None:
         (pr(3, 90, 3), (FRONTEND,),
          "Medium-criticality frontend change, +3/−90 in 3 files, mostly deletions"),
         (pr(0, 0, 4), (FRONTEND,), "Medium-criticality frontend change, 4 files of unknown size"),
+        (pr(0, 0, 1), (FRONTEND,), "Medium-criticality frontend change, 1 file of unknown size"),
+        (PullRequestFacts(), (FRONTEND,), "Medium-criticality frontend change, size unknown"),
+        (pr(60, 20), (ATTENTION,), "Critical attention-backend change, +60/−20 in 1 file"),
     ],
 )  # fmt: skip
 def test_reason_variants(

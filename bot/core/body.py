@@ -184,6 +184,7 @@ _MAX_HEADING_CHARS = 120
 # Scanning budget per line: long lines are logs or minified data, not sentences.
 _MAX_SCAN_CHARS = 2000
 _MAX_ITEMS = 12
+_MAX_CANDIDATE_LINES = 4000
 _MAX_ITEM_CHARS = 160
 _TEST_KINDS = frozenset({"test_plan", "test_result", "evaluation"})
 _KNOWN_KINDS = frozenset(SECTION_KINDS.values())
@@ -238,14 +239,17 @@ def parse_body(body: str | None) -> PullRequestBody:
     text = strip_template(strip_html_comments(body.replace("\r\n", "\n").replace("\r", "\n")))
     lowered = _lower(text)
     blocks = _split_sections(text, lowered)
-    sections: dict[str, str] = {}
+    parts: dict[str, list[str]] = {}
     for block in blocks:
         content = block.content if block.content.strip() else ""
         if block.kind == "preamble" and not content:
             continue
         # An empty "## Test Result" is kept (as ""): it differs from no heading at all.
-        old = sections.get(block.kind)
-        sections[block.kind] = f"{old}\n\n{content}" if old and content else old or content
+        kept = parts.setdefault(block.kind, [])
+        if content:
+            kept.append(content)
+    # Joined once: appending to a growing string per repeated heading is quadratic.
+    sections = {kind: "\n\n".join(texts) for kind, texts in parts.items()}
     test_plan_empty = is_placeholder(sections.get("test_plan", ""))
     if "test_result" in sections:
         test_result_empty = is_placeholder(sections["test_result"])
@@ -429,7 +433,7 @@ def _heading(line: str) -> tuple[str, int, str] | None:
     if len(line) > _MAX_HEADING_CHARS:
         # "Test plan: pytest tests/..." may be long; only its label must be short.
         label, sep, rest = stripped[:_MAX_HEADING_CHARS].partition(":")
-        kind = _known_kind(label) if sep and stripped[0].isalnum() else None
+        kind = _known_kind(label, exact=True) if sep and stripped[0].isalnum() else None
         return (kind, 6, stripped[len(label) + 1 :].strip()) if kind else None
     if stripped[0] == "#" and len(line) - len(line.lstrip(" ")) <= 3:
         hashes = len(stripped) - len(stripped.lstrip("#"))
@@ -446,19 +450,22 @@ def _heading(line: str) -> tuple[str, int, str] | None:
     if not stripped[0].isalnum():  # "- Tests: added" is a list item, not a heading
         return None
     label, sep, rest = stripped.partition(":")
-    kind = _known_kind(label) if len(label) <= 40 else None
+    # Without heading markup only an exact name counts: "Tests pass locally" is prose.
+    kind = _known_kind(label, exact=True) if len(label) <= 40 else None
     if kind and (sep or label == stripped):
         return (kind, 6, rest.strip())
     return None
 
 
 @lru_cache(maxsize=4096)
-def _known_kind(title: str) -> str | None:
+def _known_kind(title: str, exact: bool = False) -> str | None:
     if len(title) > 60:
         return None
     words = _NON_WORD.sub(" ", title.lower()).split()
     while words and words[0].isdigit():  # "1. Purpose"
         words = words[1:]
+    if exact:
+        return SECTION_KINDS.get(" ".join(words))
     # Longest prefix first: "test result summary" is a result, "test plan" a plan.
     for n in range(min(len(words), 4), 0, -1):
         kind = SECTION_KINDS.get(" ".join(words[:n]))
@@ -489,9 +496,15 @@ def _find_not_run(prose: str, test_prose: str) -> tuple[str, ...]:
 
 def _find_eval_evidence(blocks: list[_Block]) -> tuple[str, ...]:
     found: list[str] = []
+    # Lines with digits are checked one by one in Python: cap them across the body.
+    budget = _MAX_CANDIDATE_LINES
     for block in blocks:
+        if budget <= 0:
+            break
         content = block.content
-        for line in _lines_matching(_EVIDENCE_HINT, content, _lower(content)):
+        candidates = _lines_matching(_EVIDENCE_HINT, content, _lower(content), budget)
+        budget -= len(candidates)
+        for line in candidates:
             # Under an Evaluation/Benchmark heading a bare "1234 tok/s" row is a result.
             in_eval = block.kind == "evaluation" and not looks_like_command(line)
             if is_eval_evidence(line) or (in_eval and _scan(PERF_NUMBER, line[:_MAX_SCAN_CHARS])):
@@ -502,7 +515,7 @@ def _find_eval_evidence(blocks: list[_Block]) -> tuple[str, ...]:
 
 
 def _lines_matching(
-    pattern: re.Pattern[str], text: str, lowered: str, limit: int = 2000
+    pattern: re.Pattern[str], text: str, lowered: str, limit: int = _MAX_CANDIDATE_LINES
 ) -> list[str]:
     """The distinct lines holding a match, found by one scan of the whole text."""
     lines: list[str] = []

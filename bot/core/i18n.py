@@ -11,8 +11,8 @@ from bot.core.findings import Lang
 CATALOGUE: dict[str, dict[Lang, str]] = {
     # --- verdicts (bot/core/verdict.py) -------------------------------------
     "verdict.reason.area": {
-        "en": "{criticality}-criticality {area} change, {size}{kind}{risks}",
-        "zh": "{criticality}关键度的{area}改动,{size}{kind}{risks}",
+        "en": "{criticality} {area} change, {size}{kind}{risks}",
+        "zh": "{criticality}的{area}改动,{size}{kind}{risks}",
     },
     "verdict.reason.quiet": {
         "en": "Only {areas} changes, {size}{risks}",
@@ -22,10 +22,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "No area rule matched, {size}{risks}",
         "zh": "没有匹配到任何领域规则,{size}{risks}",
     },
-    "verdict.criticality.low": {"en": "Low", "zh": "低"},
-    "verdict.criticality.medium": {"en": "Medium", "zh": "中"},
-    "verdict.criticality.high": {"en": "High", "zh": "高"},
-    "verdict.criticality.critical": {"en": "Critical", "zh": "极高"},
+    "verdict.criticality.low": {"en": "Low-criticality", "zh": "低关键度"},
+    "verdict.criticality.medium": {"en": "Medium-criticality", "zh": "中关键度"},
+    "verdict.criticality.high": {"en": "High-criticality", "zh": "高关键度"},
+    "verdict.criticality.critical": {"en": "Critical", "zh": "极高关键度"},
     "verdict.more-areas": {"en": " (+{count} more)", "zh": "(另有 {count} 个领域)"},
     "verdict.size.one": {
         "en": "+{additions}/−{deletions} in {files} file",
@@ -35,7 +35,12 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "+{additions}/−{deletions} in {files} files",
         "zh": "{files} 个文件 +{additions}/−{deletions}",
     },
-    "verdict.size-unknown": {
+    "verdict.size-unknown.none": {"en": "size unknown", "zh": "改动规模未知"},
+    "verdict.size-unknown.one": {
+        "en": "1 file of unknown size",
+        "zh": "1 个文件(改动行数未知)",
+    },
+    "verdict.size-unknown.many": {
         "en": "{files} files of unknown size",
         "zh": "{files} 个文件(改动行数未知)",
     },

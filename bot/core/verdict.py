@@ -105,7 +105,8 @@ def _reason(
 def _size(facts: PullRequestFacts, lang: Lang) -> str:
     files = facts.total_changed_files
     if facts.total_additions + facts.total_deletions == 0:
-        return t(lang, "verdict.size-unknown", files=files)
+        plural = "none" if files == 0 else "one" if files == 1 else "many"
+        return t(lang, f"verdict.size-unknown.{plural}", files=files)
     return t(
         lang,
         "verdict.size.one" if files == 1 else "verdict.size.many",
