@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.core.body import parse_body
 
@@ -330,3 +332,24 @@ def test_megabyte_adversarial_body_is_linear(name: str) -> None:
     parse_body(raw)
     # CPU time, not wall time: other jobs share the machine. Typical is 0.1-0.3 s.
     assert time.process_time() - start < 1.0
+
+
+MARKDOWN_BITS = st.sampled_from(
+    [
+        "## Test Plan", "## Test Result", "**Testing**", "Test plan:", "## Purpose", "### x",
+        "```", "````", "~~~", "<!--", "-->", "<details>", "</details>", "- [ ] ", "- [x] ",
+        "TBD", "not yet run", "N/A", "pending", "gsm8k 0.91", "|Tasks|Version|", "1.5x faster",
+        "12 ms", "H100", "\n", "\r\n", " ", "text", "İ", "—", "#", "*", "|",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MARKDOWN_BITS, max_size=60).map("".join))
+def test_parse_body_never_fails_and_ignores_line_endings(raw: str) -> None:
+    body = parse_body(raw)
+    assert parse_body(raw.replace("\r\n", "\n")) == body
+    for content in body.sections.values():
+        assert all(line in body.text for line in content.split("\n"))
+    for phrase in (*body.not_run, *body.perf_claims, *body.perf_numbers):
+        assert phrase.lower() in body.text.lower()
