@@ -108,7 +108,8 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
 
 def _notes(facts: PullRequestFacts, lang: Lang) -> tuple[str, ...]:
     if facts.files_truncated:
-        return (t(lang, "note.files_truncated", listed=len(facts.files), total=facts.changed_files),)
+        listed, total = len(facts.files), facts.changed_files
+        return (t(lang, "note.files_truncated", listed=listed, total=total),)
     if not facts.files:
         return (t(lang, "note.no_files"),)
     return ()

@@ -130,3 +130,8 @@ class Digest(BaseModel):
     additions: int = 0
     deletions: int = 0
     explain: bool = False  # render the full trace open (after `/digest explain`)
+    muted: bool = False  # `/digest mute`: automatic updates stop until `/digest unmute`
+    # Remembered in the marker: reviewers routing requested and labels the bot added,
+    # so a request a human removed is not made again and only our own labels are removed.
+    routed: tuple[str, ...] = ()
+    owned_labels: tuple[str, ...] = ()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.core.facts import ChangedFile
@@ -21,7 +21,7 @@ class RecordedWrite:
     detail: str  # the comment body, the labels, the reviewers
 
 
-WriteSink = Callable[[RecordedWrite], None]
+WriteSink = Callable[[RecordedWrite], Awaitable[None]]
 
 
 class DryRunGitHub:
@@ -35,12 +35,12 @@ class DryRunGitHub:
         self._sink = sink
         self._bot_login = bot_login
 
-    def _record(self, repo: str, number: int | None, action: str, detail: str) -> None:
+    async def _record(self, repo: str, number: int | None, action: str, detail: str) -> None:
         log.info(
             "dry-run: would %s", action,
             extra={"repo": repo, "pr": number, "chars": len(detail)},
         )
-        self._sink(RecordedWrite(repo, number, action, detail))
+        await self._sink(RecordedWrite(repo, number, action, detail))
 
     async def get_pull(self, repo: str, number: int) -> PullRequest:
         return await self._inner.get_pull(repo, number)
@@ -52,28 +52,28 @@ class DryRunGitHub:
         return await self._inner.list_comments(repo, number)
 
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
-        self._record(repo, number, "create_comment", body)
+        await self._record(repo, number, "create_comment", body)
         return IssueComment(id=next(self._ids), author=self._bot_login, body=body)
 
     async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
-        self._record(repo, None, f"update_comment {comment_id}", body)
+        await self._record(repo, None, f"update_comment {comment_id}", body)
 
     async def delete_comment(self, repo: str, comment_id: int) -> None:
-        self._record(repo, None, f"delete_comment {comment_id}", "")
+        await self._record(repo, None, f"delete_comment {comment_id}", "")
 
     async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None:
-        self._record(repo, None, f"add_reaction {comment_id}", content)
+        await self._record(repo, None, f"add_reaction {comment_id}", content)
 
     async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
-        self._record(repo, number, "add_labels", ", ".join(labels))
+        await self._record(repo, number, "add_labels", ", ".join(labels))
 
     async def remove_label(self, repo: str, number: int, label: str) -> None:
-        self._record(repo, number, "remove_label", label)
+        await self._record(repo, number, "remove_label", label)
 
     async def request_reviewers(
         self, repo: str, number: int, users: list[str], teams: list[str]
     ) -> None:
-        self._record(repo, number, "request_reviewers", ", ".join([*users, *teams]))
+        await self._record(repo, number, "request_reviewers", ", ".join([*users, *teams]))
 
     async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
         return await self._inner.list_reviewers_who_reviewed(repo, number)

@@ -1,0 +1,1 @@
+"""Thin handlers: unpack a job, fetch facts once, call the core, execute its plan."""

@@ -1,0 +1,61 @@
+"""What every handler needs, built once by the service and passed in (never global)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.core.findings import Lang
+from bot.core.permissions import CommandBudget, Permission
+from bot.github.protocol import GitHubAPI
+from bot.metrics import Metrics
+from bot.repo_rules import RulesProvider
+
+
+@dataclass
+class TtlCache:
+    """A small per-process cache for facts that change slowly (permissions, load)."""
+
+    ttl: float
+    clock: Callable[[], float] = time.monotonic
+    _items: dict[str, tuple[float, object]] = field(default_factory=dict)
+
+    def get(self, key: str) -> object | None:
+        hit = self._items.get(key)
+        if hit is None or self.clock() - hit[0] > self.ttl:
+            return None
+        return hit[1]
+
+    def put(self, key: str, value: object) -> None:
+        if len(self._items) > 10_000:
+            self._items.clear()
+        self._items[key] = (self.clock(), value)
+
+
+@dataclass
+class HandlerContext:
+    bot_login: str
+    rules: RulesProvider
+    metrics: Metrics
+    language: Lang = "en"
+    skip_drafts: bool = True
+    command_runs_per_minute: int = 6
+    clock: Callable[[], float] = time.monotonic
+    permissions: TtlCache = field(default_factory=lambda: TtlCache(ttl=600.0))
+    review_load: TtlCache = field(default_factory=lambda: TtlCache(ttl=600.0))
+    command_budget: CommandBudget = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.command_budget = CommandBudget(self.command_runs_per_minute, self.clock)
+
+
+async def permission_of(gh: GitHubAPI, ctx: HandlerContext, repo: str, user: str) -> Permission:
+    """Collaborator permission, cached: routing and commands ask for the same people."""
+    key = f"{repo}:{user.casefold()}"
+    cached = ctx.permissions.get(key)
+    if isinstance(cached, str):
+        return cached  # type: ignore[return-value]
+    permission = await gh.get_permission(repo, user)
+    ctx.permissions.put(key, permission)
+    return permission

@@ -1,0 +1,149 @@
+"""Converge one PR's sticky digest comment to what the current PR state says it should be.
+
+Level-triggered (ARCHITECTURE.md): whatever event arrived, the job re-reads the PR and
+recomputes the whole comment; redeliveries and duplicates therefore change nothing, and
+a write happens only when the rendered body differs from the one on GitHub.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.core.commands import CommandSpec
+from bot.core.digest import build_digest, repo_config_note
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.findings import Digest, Lang
+from bot.core.marker import Marker, parse_marker
+from bot.core.render import render_digest
+from bot.core.reviewers import plan_labels
+from bot.core.sticky import CommentSnapshot, StickyPlan, existing_ticks, our_comments, plan_sticky
+from bot.github.protocol import GitHubAPI, PullRequest
+from bot.handlers.context import HandlerContext
+from bot.handlers.routing import route_pull_request
+
+log = logging.getLogger(__name__)
+
+HELP: tuple[CommandSpec, ...] = (
+    CommandSpec(name="refresh", usage="/digest", summary_key="help.refresh",
+                who="author-or-write"),
+    CommandSpec(name="explain", usage="/digest explain", summary_key="help.explain",
+                who="author-or-write"),
+    CommandSpec(name="en", usage="/digest en", summary_key="help.en", who="author-or-write"),
+    CommandSpec(name="zh", usage="/digest zh", summary_key="help.zh", who="author-or-write"),
+    CommandSpec(name="mute", usage="/digest mute", summary_key="help.mute",
+                who="anyone-with-write"),
+    CommandSpec(name="unmute", usage="/digest unmute", summary_key="help.unmute",
+                who="anyone-with-write"),
+)
+
+
+@dataclass(frozen=True)
+class Steer:
+    """What a `/digest` command asks of this run; the default is an automatic update."""
+
+    force: bool = False  # post even for quiet PRs and drafts
+    explain: bool | None = None
+    lang: Lang | None = None
+    muted: bool | None = None
+    route: bool = False
+
+
+@dataclass(frozen=True)
+class SyncOutcome:
+    action: str  # create | update | noop | closed | draft | muted
+    pull: PullRequest | None = None
+    digest: Digest | None = None
+    markdown: str | None = None
+
+
+async def sync_pull_request(
+    gh: GitHubAPI, ctx: HandlerContext, repo: str, number: int, steer: Steer = Steer()
+) -> SyncOutcome:
+    pr = await gh.get_pull(repo, number)
+    if pr.state != "open":
+        return SyncOutcome("closed", pr)
+    comments = [
+        CommentSnapshot(id=c.id, author=c.author, body=c.body, created_at=c.created_at)
+        for c in await gh.list_comments(repo, number)
+    ]
+    previous = previous_marker(comments, ctx.bot_login)
+    muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
+    if muted and steer.muted is None and not steer.force:
+        return SyncOutcome("muted", pr)
+    if pr.draft and ctx.skip_drafts and not steer.force:
+        return SyncOutcome("draft", pr)
+
+    lang: Lang = steer.lang or (previous.lang if previous else ctx.language)
+    explain = steer.explain if steer.explain is not None else bool(previous and previous.explain)
+    files = await gh.list_files(repo, number)
+    repo_rules = await ctx.rules.rules_for(gh, repo)
+    rules = repo_rules.rules
+    notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
+    digest = build_digest(_facts(pr, files), rules, lang, explain=explain, extra_notes=notes)
+
+    owned = previous.owned_labels if previous else ()
+    if rules.routing.apply_area_labels:
+        pr, owned = await _apply_area_labels(gh, pr, digest.labels, owned)
+    routing = await route_pull_request(
+        gh, ctx, pr, rules,
+        previously_routed=previous.routed if previous else (),
+        request=steer.route or rules.routing.request_on_label,
+    )
+    routed = tuple(dict.fromkeys(
+        (*(previous.routed if previous else ()), *(routing.requested_users if routing else ()))
+    ))
+    digest = digest.model_copy(
+        update={"routing": routing, "muted": muted, "routed": routed, "owned_labels": owned}
+    )
+    wanted = steer.force or steer.muted is not None or digest.verdict != "quiet"
+    markdown = render_digest(digest, ticked=existing_ticks(comments, ctx.bot_login))
+    quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
+    plan = plan_sticky(comments, ctx.bot_login, markdown if wanted else None,
+                       quiet_body=quiet_body)
+    await execute_sticky(gh, ctx, repo, number, plan)
+    return SyncOutcome(plan.action, pr, digest, markdown if wanted else None)
+
+
+async def execute_sticky(
+    gh: GitHubAPI, ctx: HandlerContext, repo: str, number: int, plan: StickyPlan
+) -> None:
+    if plan.action == "create" and plan.body is not None:
+        await gh.create_comment(repo, number, plan.body)
+    elif plan.action == "update" and plan.comment_id is not None and plan.body is not None:
+        await gh.update_comment(repo, plan.comment_id, plan.body)
+    for duplicate in plan.delete_ids:
+        await gh.delete_comment(repo, duplicate)
+    ctx.metrics.comment_writes.labels(action=plan.action).inc()
+    if plan.delete_ids:
+        ctx.metrics.comment_writes.labels(action="delete").inc(len(plan.delete_ids))
+    log.info(
+        "sticky %s", plan.action,
+        extra={"repo": repo, "pr": number, "deleted": len(plan.delete_ids)},
+    )
+
+
+def previous_marker(comments: list[CommentSnapshot], bot_login: str) -> Marker | None:
+    mine = our_comments(comments, bot_login)
+    return parse_marker(mine[0].body) if mine else None
+
+
+async def _apply_area_labels(
+    gh: GitHubAPI, pr: PullRequest, area_labels: tuple[str, ...], owned: tuple[str, ...]
+) -> tuple[PullRequest, tuple[str, ...]]:
+    plan = plan_labels(pr.labels, area_labels, owned)
+    if plan.add:
+        await gh.add_labels(pr.repo, pr.number, list(plan.add))
+    for label in plan.remove:
+        await gh.remove_label(pr.repo, pr.number, label)
+    labels = tuple(label for label in (*pr.labels, *plan.add) if label not in plan.remove)
+    return pr.model_copy(update={"labels": labels}), plan.owned_after
+
+
+def _facts(pr: PullRequest, files: list[ChangedFile]) -> PullRequestFacts:
+    return PullRequestFacts(
+        repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, author=pr.author,
+        labels=pr.labels, base_ref=pr.base_ref, head_sha=pr.head_sha, draft=pr.draft,
+        state=pr.state, changed_files=pr.changed_files, additions=pr.additions,
+        deletions=pr.deletions, files=tuple(files),
+    )

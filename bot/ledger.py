@@ -1,0 +1,95 @@
+"""What the bot last converged each PR to, and what dry-run would have written.
+
+A cache, never the source of truth (ARCHITECTURE.md): the reconcile sweep compares a
+PR's current fingerprint with the one recorded here to find PRs a missed delivery left
+stale; losing this table only costs one extra digest run per open PR.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.github.dry_run import RecordedWrite
+from bot.store import SqliteWriter
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pr_state (
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    installation_id INTEGER,
+    fingerprint TEXT NOT NULL,
+    converged_at REAL NOT NULL,
+    PRIMARY KEY (repo, number)
+);
+CREATE TABLE IF NOT EXISTS previews (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    repo TEXT NOT NULL,
+    number INTEGER,
+    action TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+MAX_PREVIEWS = 2000
+
+
+class Ledger:
+    def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
+        self._writer = SqliteWriter(str(path), _SCHEMA)
+        self._clock = clock
+
+    def close(self) -> None:
+        self._writer.close()
+
+    async def record_converged(
+        self, repo: str, number: int, installation_id: int | None, fingerprint: str
+    ) -> None:
+        now = self._clock()
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO pr_state VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo, number) DO "
+                "UPDATE SET installation_id = excluded.installation_id, "
+                "fingerprint = excluded.fingerprint, converged_at = excluded.converged_at",
+                (repo, number, installation_id, fingerprint, now),
+            )
+
+        await self._writer.run(write)
+
+    async def fingerprints(self, repo: str) -> dict[int, str]:
+        def read(conn: sqlite3.Connection) -> dict[int, str]:
+            rows = conn.execute(
+                "SELECT number, fingerprint FROM pr_state WHERE repo = ?", (repo,)
+            ).fetchall()
+            return {int(row[0]): str(row[1]) for row in rows}
+
+        return await self._writer.run(read)
+
+    async def record_preview(self, write: RecordedWrite) -> None:
+        now = self._clock()
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO previews (repo, number, action, detail, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (write.repo, write.number, write.action, write.detail, now),
+            )
+            conn.execute(
+                "DELETE FROM previews WHERE id <= (SELECT MAX(id) FROM previews) - ?",
+                (MAX_PREVIEWS,),
+            )
+
+        await self._writer.run(insert)
+
+    async def previews(self, limit: int = 50) -> list[RecordedWrite]:
+        def read(conn: sqlite3.Connection) -> list[RecordedWrite]:
+            rows = conn.execute(
+                "SELECT repo, number, action, detail FROM previews ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+            return [RecordedWrite(r[0], r[1], r[2], r[3]) for r in rows]
+
+        return await self._writer.run(read)

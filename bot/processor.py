@@ -1,0 +1,100 @@
+"""Runs one job: opens a GitHub session for its installation and calls the handler.
+
+Also the reconcile sweep, which needs the same sessions. Built once by bot.service.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from bot.github.dry_run import DryRunGitHub
+from bot.github.protocol import GitHubAPI
+from bot.github.session import GitHubSessionFactory
+from bot.handlers.command import CommentCommandJob, handle_command_comment
+from bot.handlers.context import HandlerContext
+from bot.handlers.digest import sync_pull_request
+from bot.ledger import Ledger
+from bot.reconcile import enqueue_stale, fingerprint
+from bot.settings import Settings
+from bot.store import Job, JobStore
+
+log = logging.getLogger(__name__)
+
+
+class JobProcessor:
+    def __init__(
+        self,
+        settings: Settings,
+        factory: GitHubSessionFactory,
+        ctx: HandlerContext,
+        store: JobStore,
+        ledger: Ledger,
+    ) -> None:
+        self._settings = settings
+        self._factory = factory
+        self._ctx = ctx
+        self._store = store
+        self._ledger = ledger
+
+    async def __call__(self, job: Job) -> None:
+        if job.number is None:
+            log.warning("job without a PR number ignored", extra={"job": job.id})
+            return
+        async with self.session(job.installation_id) as gh:
+            if job.kind == "pr":
+                outcome = await sync_pull_request(gh, self._ctx, job.repo, job.number)
+                if outcome.pull is not None:
+                    await self._ledger.record_converged(
+                        job.repo, job.number, job.installation_id,
+                        fingerprint(outcome.pull, self._ctx.rules.bundled.version),
+                    )
+            elif job.kind == "command":
+                payload = job.payload
+                command = CommentCommandJob(
+                    repo=job.repo,
+                    number=job.number,
+                    comment_id=int(payload["comment_id"]),
+                    body=str(payload.get("body") or ""),
+                    author=str(payload.get("author_login") or ""),
+                    author_type=str(payload.get("author_type") or "User"),
+                )
+                await handle_command_comment(gh, self._ctx, command)
+
+    @asynccontextmanager
+    async def session(self, installation_id: int | None) -> AsyncIterator[GitHubAPI]:
+        """The GitHub session for a job: the App's installation, else the plain token,
+        else anonymous reads; wrapped so nothing is written in dry-run."""
+        async with self._open(installation_id) as gh:
+            if self._settings.effective_dry_run:
+                yield DryRunGitHub(gh, self._ledger.record_preview, self._ctx.bot_login)
+            else:
+                yield gh
+
+    def _open(self, installation_id: int | None) -> AbstractAsyncContextManager[GitHubAPI]:
+        settings = self._settings
+        if settings.has_app_credentials and installation_id is not None:
+            return self._factory.for_installation(installation_id)
+        if settings.github_token is not None:
+            return self._factory.for_token()
+        return self._factory.for_anonymous()
+
+    async def sweep(self) -> int:
+        """Queue a digest run for every recently updated open PR we have not converged."""
+        if not self._settings.has_app_credentials:
+            return 0
+        queued = 0
+        for installation_id, repo in await self._factory.installation_repositories():
+            try:
+                async with self._factory.for_installation(installation_id) as gh:
+                    pulls = await gh.list_open_pulls(repo, limit=100)
+                queued += await enqueue_stale(
+                    self._store, installation_id, repo, pulls,
+                    await self._ledger.fingerprints(repo), self._ctx.rules.bundled.version,
+                    skip_drafts=self._ctx.skip_drafts,
+                )
+            except Exception:
+                # One repository's failure must not stop the sweep of the others.
+                log.exception("reconcile failed", extra={"repo": repo})
+        return queued

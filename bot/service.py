@@ -1,0 +1,112 @@
+"""Wires the service together, in exactly one place: settings -> store, GitHub sessions,
+handlers, worker, HTTP app. Nothing here runs at import."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import uvicorn
+from starlette.applications import Starlette
+
+from bot.app import create_app
+from bot.github.protocol import GitHubError
+from bot.github.session import GitHubSessionFactory
+from bot.handlers.context import HandlerContext
+from bot.jobs import Worker
+from bot.ledger import Ledger
+from bot.logs import configure_logging, register_secret
+from bot.metrics import Metrics
+from bot.processor import JobProcessor
+from bot.repo_rules import RulesProvider
+from bot.rules_files import read_rule_sources
+from bot.settings import Settings
+from bot.store import SqliteJobStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BOT_LOGIN = "pr-digest[bot]"
+PRUNE_AFTER_SECONDS = 7 * 86400
+
+
+@dataclass
+class Service:
+    app: Starlette
+    store: SqliteJobStore
+    ledger: Ledger
+    processor: JobProcessor
+    factory: GitHubSessionFactory
+
+    def close(self) -> None:
+        self.store.close()
+        self.ledger.close()
+
+
+def build_service(settings: Settings) -> Service:
+    """Everything the running service needs; raises on invalid bundled rules (loud, early)."""
+    for secret in (settings.webhook_secret, settings.private_key, settings.github_token):
+        if secret is not None:
+            register_secret(secret.get_secret_value())
+    metrics = Metrics()
+    rules = RulesProvider(
+        read_rule_sources(settings.rules_dir), config_path=settings.repo_config_path
+    )
+    store = SqliteJobStore.from_settings(settings)
+    ledger = Ledger(settings.db_path)
+    factory = GitHubSessionFactory(settings, metrics)
+    ctx = HandlerContext(
+        bot_login=settings.bot_login or DEFAULT_BOT_LOGIN,
+        rules=rules,
+        metrics=metrics,
+        language=settings.language,
+        skip_drafts=settings.skip_drafts,
+        command_runs_per_minute=rules.bundled.routing.commands_per_minute,
+    )
+    processor = JobProcessor(settings, factory, ctx, store, ledger)
+
+    async def learn_identity() -> None:
+        # The bot's login (for finding its own comments and ignoring its own events)
+        # comes from GET /app; without it the service must not write anything.
+        if settings.bot_login is None and settings.has_app_credentials:
+            try:
+                ctx.bot_login = await factory.bot_login()
+                settings.bot_login = ctx.bot_login
+            except GitHubError as exc:
+                log.error("cannot read GET /app yet (%s); using %s", exc, ctx.bot_login)
+
+    first_sweep = True
+
+    async def reconcile() -> None:
+        nonlocal first_sweep
+        await learn_identity()
+        if first_sweep and not settings.reconcile_on_startup:
+            first_sweep = False
+            return
+        first_sweep = False
+        await processor.sweep()
+
+    async def prune() -> None:
+        await store.prune(time.time() - PRUNE_AFTER_SECONDS)
+
+    worker = Worker(
+        store, processor, metrics,
+        concurrency=settings.workers,
+        periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
+    )
+    app = create_app(settings, store, metrics, worker=worker)
+    return Service(app, store, ledger, processor, factory)
+
+
+def serve(settings: Settings, *, host: str, port: int) -> None:
+    configure_logging(settings.log_level)
+    service = build_service(settings)
+    mode = "dry-run" if settings.effective_dry_run else "live"
+    log.info("pr-digest listening on http://%s:%d (%s)", host, port, mode)
+    try:
+        uvicorn.run(
+            service.app, host=host, port=port, log_config=None, access_log=False,
+            timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
+        )
+    finally:
+        service.close()
