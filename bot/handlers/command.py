@@ -22,7 +22,7 @@ from bot.handlers.digest import Steer, sync_pull_request
 log = logging.getLogger(__name__)
 
 HELP: tuple[CommandSpec, ...] = (
-    CommandSpec(name="help", usage="/digest help", summary_key="help.help",
+    CommandSpec(name="help", usage="/digest help", summary_key="commands.summary.help",
                 who="author-or-write"),
 )
 

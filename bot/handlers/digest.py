@@ -24,17 +24,16 @@ from bot.handlers.routing import route_pull_request
 
 log = logging.getLogger(__name__)
 
-HELP: tuple[CommandSpec, ...] = (
-    CommandSpec(name="refresh", usage="/digest", summary_key="help.refresh",
-                who="author-or-write"),
-    CommandSpec(name="explain", usage="/digest explain", summary_key="help.explain",
-                who="author-or-write"),
-    CommandSpec(name="en", usage="/digest en", summary_key="help.en", who="author-or-write"),
-    CommandSpec(name="zh", usage="/digest zh", summary_key="help.zh", who="author-or-write"),
-    CommandSpec(name="mute", usage="/digest mute", summary_key="help.mute",
-                who="anyone-with-write"),
-    CommandSpec(name="unmute", usage="/digest unmute", summary_key="help.unmute",
-                who="anyone-with-write"),
+HELP: tuple[CommandSpec, ...] = tuple(
+    CommandSpec(name=name, usage=usage, summary_key=f"commands.summary.{name}", who=who)
+    for name, usage, who in (
+        ("refresh", "/digest", "author-or-write"),
+        ("explain", "/digest explain", "author-or-write"),
+        ("en", "/digest en", "author-or-write"),
+        ("zh", "/digest zh", "author-or-write"),
+        ("mute", "/digest mute", "anyone-with-write"),
+        ("unmute", "/digest unmute", "anyone-with-write"),
+    )
 )
 
 
@@ -86,7 +85,7 @@ async def sync_pull_request(
     if rules.routing.apply_area_labels:
         pr, owned = await _apply_area_labels(gh, pr, digest.labels, owned)
     routing = await route_pull_request(
-        gh, ctx, pr, rules,
+        gh, ctx, pr, rules, lang,
         previously_routed=previous.routed if previous else (),
         request=steer.route or rules.routing.request_on_label,
     )

@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from bot.core.commands import CommandSpec
-from bot.core.findings import RoutingOutcome
+from bot.core.findings import Lang, RoutingOutcome
+from bot.core.i18n import t
 from bot.core.reviewers import RoutingPlan, RoutingRequest, choose_reviewers
 from bot.core.rules import RuleSet
 from bot.github.protocol import GitHubAPI, PullRequest
@@ -21,7 +22,7 @@ from bot.handlers.context import HandlerContext, permission_of
 log = logging.getLogger(__name__)
 
 HELP: tuple[CommandSpec, ...] = (
-    CommandSpec(name="route", usage="/digest route", summary_key="help.route",
+    CommandSpec(name="route", usage="/digest route", summary_key="commands.summary.route",
                 who="anyone-with-write"),
 )
 
@@ -33,6 +34,7 @@ async def route_pull_request(
     ctx: HandlerContext,
     pr: PullRequest,
     rules: RuleSet,
+    lang: Lang,
     *,
     previously_routed: Sequence[str],
     request: bool,
@@ -65,7 +67,7 @@ async def route_pull_request(
             "requested reviewers", extra={"repo": pr.repo, "pr": pr.number,
                                           "users": list(plan.users), "teams": list(plan.teams)},
         )
-    return _outcome(pr, rules, plan, requested=request)
+    return _outcome(pr, rules, plan, lang, requested=request)
 
 
 def config_request(
@@ -92,7 +94,7 @@ def config_request(
 
 
 def _outcome(
-    pr: PullRequest, rules: RuleSet, plan: RoutingPlan, *, requested: bool
+    pr: PullRequest, rules: RuleSet, plan: RoutingPlan, lang: Lang, *, requested: bool
 ) -> RoutingOutcome:
     """Who is (or, when not requesting, would be) asked to review, and for which label."""
     label_of: dict[str, str] = {}
@@ -111,7 +113,7 @@ def _outcome(
         requested_users=(*(n for n, _ in already if n in pr.requested_users), *new_users),
         requested_teams=(*(n for n, _ in already if n in pr.requested_teams), *new_teams),
         because=(*already, *(plan.because if requested else ())),
-        skipped=tuple(plan.skipped),
+        skipped=tuple((name, t(lang, f"routing.skipped.{why}")) for name, why in plan.skipped),
     )
 
 
