@@ -24,8 +24,14 @@ from typing import Any
 import httpx
 from githubkit import AppAuthStrategy, BaseAuthStrategy, GitHub, TokenAuthStrategy
 from githubkit.cache import MemCacheStrategy
+from githubkit.response import Response
+from githubkit_schemas.latest.models import (
+    Installation,
+    InstallationRepositoriesGetResponse200,
+    InstallationRepositoriesGetResponse200PropRepositoriesItems,
+)
 
-from bot.github.adapter import GitHubKitAdapter, translated
+from bot.github.adapter import PER_PAGE, GitHubKitAdapter, translated
 from bot.github.pacing import WritePacer
 from bot.github.protocol import GitHubError
 from bot.github.retry import RetryPolicy, template_path
@@ -157,6 +163,54 @@ class GitHubSessionFactory:
         async with self._client(self._app_auth(), "app") as client:
             yield client
 
+    async def installation_repositories(self, limit: int = 500) -> list[tuple[int, str]]:
+        """`(installation_id, "owner/name")` for every unarchived repository the App
+        is installed on, at most `limit` pairs, installations in GitHub's order.
+
+        For the reconcile sweep: GitHub never redelivers a failed webhook delivery,
+        so the sweep walks these repositories' open PRs to repair what was missed.
+        """
+        pairs: list[tuple[int, str]] = []
+        if limit <= 0:
+            return pairs
+        per_page = min(PER_PAGE, limit)
+        installation_ids: list[int] = []
+        found: Installation
+        async with self.for_app() as app, translated():
+            async for found in app.rest.paginate(
+                app.rest.apps.async_list_installations, per_page=per_page
+            ):
+                # A suspended installation cannot mint a token (403), so it has no repos.
+                if found.suspended_at is None:
+                    installation_ids.append(found.id)
+        for installation_id in installation_ids:
+            await self._collect_repositories(installation_id, per_page, limit, pairs)
+            if len(pairs) >= limit:
+                break
+        return pairs
+
+    async def _collect_repositories(
+        self, installation_id: int, per_page: int, limit: int, pairs: list[tuple[int, str]]
+    ) -> None:
+        token = await self.installation_token(installation_id)
+        key = str(installation_id)
+        repo: InstallationRepositoriesGetResponse200PropRepositoriesItems
+        try:
+            async with self._client(TokenAuthStrategy(token), key) as client, translated():
+                async for repo in client.rest.paginate(
+                    client.rest.apps.async_list_repos_accessible_to_installation,
+                    map_func=_repositories_of, per_page=per_page,
+                ):
+                    # Archived repositories are read-only: nothing to reconcile there.
+                    if not repo.archived:
+                        pairs.append((installation_id, repo.full_name))
+                        if len(pairs) >= limit:
+                            return
+        except GitHubError as exc:
+            if exc.status == 401:
+                self._forget_token(installation_id, token)
+            raise
+
     async def bot_login(self) -> str:
         """`"{slug}[bot]"` from `GET /app`, fetched once (or Settings.bot_login)."""
         if self._bot_login is None:
@@ -167,3 +221,10 @@ class GitHubSessionFactory:
                 raise GitHubError("GET /app returned no app slug")
             self._bot_login = f"{integration.slug}[bot]"
         return self._bot_login
+
+
+def _repositories_of(
+    response: Response[InstallationRepositoriesGetResponse200],
+) -> list[InstallationRepositoriesGetResponse200PropRepositoriesItems]:
+    # This endpoint pages a list wrapped in {"total_count", "repositories"}.
+    return response.parsed_data.repositories

@@ -44,6 +44,7 @@ class Call:
     body: Any
     actor: str
     url: str  # the request URL without query, for Link headers
+    installation_id: int | None = None  # whose installation token authenticated the call
 
     @property
     def repo(self) -> str:
@@ -187,10 +188,28 @@ def get_content(call: Call) -> Reply:
     return Reply(200, responses.content_file(call.repo, call.params["path"], text, branch))
 
 
+def list_installations(call: Call) -> Reply:
+    state = call.state
+    return _paginate(call, [responses.installation(iid, account, state.app_id, state.app_slug)
+                            for iid, account in sorted(state.installations.items())])
+
+
+def list_installation_repos(call: Call) -> Reply:
+    # An installation token sees its own account's repos only (archived ones included).
+    account = call.state.installations.get(call.installation_id or 0)
+    repos = [responses.installation_repository(r) for name, r in call.state.repos.items()
+             if account is not None and name.split("/", 1)[0] == account]
+    reply = _paginate(call, repos)
+    reply.body = responses.installation_repositories(reply.body, len(repos))
+    return reply
+
+
 R = "/repos/{owner}/{repo}"
 ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("GET", "/app", get_app, "jwt"),
     ("POST", "/app/installations/{installation_id:int}/access_tokens", create_token, "jwt"),
+    ("GET", "/app/installations", list_installations, "jwt"),
+    ("GET", "/installation/repositories", list_installation_repos, "token"),
     ("GET", f"{R}/pulls", list_pulls, "token"),
     ("GET", f"{R}/pulls/{{number:int}}", get_pull, "token"),
     ("GET", f"{R}/pulls/{{number:int}}/files", list_files, "token"),
@@ -240,6 +259,11 @@ def _authenticate(state: FakeGitHubState, kind: str, header: str) -> str | None:
     return None
 
 
+def _installation_of(state: FakeGitHubState, header: str) -> int | None:
+    issued = state.tokens.get(header.partition(" ")[2])
+    return issued[0] if issued is not None else None
+
+
 def _endpoint(method: str, template: str, handler: Handler,
               auth: str) -> Callable[[Request], Any]:
     route = re.sub(r":\w+\}", "}", template)
@@ -249,14 +273,16 @@ def _endpoint(method: str, template: str, handler: Handler,
         if state.latency:
             await asyncio.sleep(state.latency)
         path = request.url.path
-        actor = _authenticate(state, auth, request.headers.get("authorization", ""))
+        authorization = request.headers.get("authorization", "")
+        actor = _authenticate(state, auth, authorization)
         if actor is None:
             state.record(method, route, path, 401)
             return _json(Reply(401, responses.error("Bad credentials", 401)), {})
         raw = await request.body()
         call = Call(state, dict(request.path_params), dict(request.query_params),
                     json.loads(raw) if raw else None, actor,
-                    str(request.url.replace(query="")))
+                    str(request.url.replace(query="")),
+                    _installation_of(state, authorization))
         headers: dict[str, str] = {}
         try:
             headers = state.consume_rate_limit()

@@ -93,6 +93,7 @@ class FakeRepo:
     files: dict[str, str] = field(default_factory=dict)  # default-branch contents
     # login -> (permission, role_name); a login not here is not a collaborator.
     permissions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    archived: bool = False  # GET /installation/repositories still lists archived repos
 
 
 @dataclass

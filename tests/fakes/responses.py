@@ -215,6 +215,50 @@ def installation_token(token: str, expires_at: datetime) -> JSON:
     return data
 
 
+# `full-repository` fields the `repository` objects of GET /installation/repositories lack.
+_FULL_ONLY = ("organization", "parent", "source", "template_repository", "network_count",
+              "subscribers_count")
+
+
+def installation(installation_id: int, account: str, app_id: int, app_slug: str) -> JSON:
+    data: JSON = example("installation")
+    account_id = _user_id(account)
+    data.update(
+        id=installation_id, app_id=app_id, app_slug=app_slug, target_id=account_id,
+        target_type="Organization", repository_selection="all",
+        account=user(account, user_type="Organization", user_id=account_id),
+        access_tokens_url=f"{API}/app/installations/{installation_id}/access_tokens",
+        repositories_url=f"{API}/installation/repositories",
+        html_url=f"{WEB}/organizations/{account}/settings/installations/{installation_id}",
+        permissions={"contents": "read", "issues": "write", "metadata": "read",
+                     "pull_requests": "write"},
+        events=["issue_comment", "pull_request"],
+        single_file_name=None, suspended_at=None, suspended_by=None,
+    )
+    return data
+
+
+def installation_repository(repo: FakeRepo) -> JSON:
+    template: JSON = example("full-repository")
+    for key in _FULL_ONLY:
+        template.pop(key, None)
+    # The example's URLs all name octocat/Hello-World; point them at this repo.
+    for key, value in template.items():
+        if isinstance(value, str):
+            template[key] = value.replace("octocat/Hello-World", repo.full_name)
+    data = _repository(repo, repo.full_name, template)
+    data.update(node_id=f"R_{repo.id}", archived=repo.archived, private=False,
+                visibility="public", permissions={"admin": False, "maintain": False,
+                                                  "push": False, "triage": False,
+                                                  "pull": True})
+    return data
+
+
+def installation_repositories(page: list[JSON], total_count: int) -> JSON:
+    """One page of GET /installation/repositories: the list sits inside an object."""
+    return {"total_count": total_count, "repository_selection": "all", "repositories": page}
+
+
 def error(message: str, status: int) -> JSON:
     return {"message": message,
             "documentation_url": "https://docs.github.com/rest", "status": str(status)}
