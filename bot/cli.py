@@ -91,14 +91,18 @@ def _run_digest(args: argparse.Namespace) -> int:
         match = _PR_REF.match(args.pr)
         if match is None or args.event is not None:
             raise UsageError("give either OWNER/REPO#N or --event PAYLOAD.json, not both")
+        from bot.github.protocol import GitHubError
         from bot.online import digest_online
 
-        markdown, payload = asyncio.run(
-            digest_online(
-                settings, match["repo"], int(match["number"]), lang=lang, rules_dir=rules_dir,
-                post=args.post, explain=args.explain,
+        try:
+            markdown, payload = asyncio.run(
+                digest_online(
+                    settings, match["repo"], int(match["number"]), lang=lang,
+                    rules_dir=rules_dir, post=args.post, explain=args.explain,
+                )
             )
-        )
+        except GitHubError as exc:
+            raise UsageError(f"{args.pr}: {exc}") from None
         _emit(args.format, markdown, payload)
         return 0
     if args.event is None:

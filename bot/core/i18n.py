@@ -9,6 +9,21 @@ from __future__ import annotations
 from bot.core.findings import Lang
 
 CATALOGUE: dict[str, dict[Lang, str]] = {
+    # --- digest assembly (bot/core/digest.py, bot/handlers/) ----------------
+    "note.files_truncated": {
+        "en": "GitHub lists only {listed:,} of this PR's {total:,} changed files; the digest "
+        "reads those.",
+        "zh": "GitHub 只列出了本 PR {total:,} 个改动文件中的 {listed:,} 个;摘要仅基于这些文件。",
+    },
+    "note.no_files": {
+        "en": "No file list was available; areas come from the title, body and labels only.",
+        "zh": "没有拿到文件列表;领域仅根据标题、正文和标签判断。",
+    },
+    "note.repo_config_invalid": {
+        "en": "The repository's pr-digest config is invalid, so the bundled rules were used: "
+        "{problem}",
+        "zh": "仓库中的 pr-digest 配置无效,已改用内置规则:{problem}",
+    },
     # --- verdicts (bot/core/verdict.py) -------------------------------------
     "verdict.reason.area": {
         "en": "{criticality} {area} change, {size}{kind}{risks}",
@@ -161,6 +176,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "依据：{total} 条规则中 {fired} 条命中",
     },
     "render.fired": {"en": "fired", "zh": "命中"},
+    "render.nothing_matched": {"en": "nothing matched", "zh": "没有任何匹配"},
     "render.near_miss": {"en": "near miss", "zh": "差一点命中"},
     "render.trace_trimmed": {
         "en": "Trace shortened to fit GitHub's comment limit; `/digest explain` shows the rules.",

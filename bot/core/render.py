@@ -389,6 +389,8 @@ def _trace_line(entry: TraceEntry, lang: Lang, limit: int | None, d: _Detail) ->
     line = f"- {mark} {escape_code(entry.rule, 80)} · {status}"
     if entry.note:
         line += f" — {sanitize_trusted(entry.note, 200)}"
+    elif not entry.fired and not entry.evidence:
+        line += f" — {t(lang, 'render.nothing_matched')}"
     if entry.evidence:
 
         def show(e: Evidence) -> str:
@@ -409,7 +411,9 @@ def _trace(digest: Digest, d: _Detail) -> Iterator[str]:
     yield f"{opening}<summary>{summary}</summary>"
     yield ""
     for entry in digest.trace:
-        if entry.fired or d.trace == "full":
+        # Rules that saw nothing at all are noise unless a maintainer asked why.
+        near_miss = bool(entry.note or entry.evidence)
+        if entry.fired or (d.trace == "full" and (near_miss or digest.explain)):
             yield _trace_line(entry, lang, limit, d)
     yield ""
     yield "</details>"

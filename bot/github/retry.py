@@ -36,7 +36,10 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # and label metrics, so label cardinality stays bounded (no numbers, no logins).
 ROUTE_TEMPLATES: tuple[str, ...] = (
     "/app",
+    "/app/installations",
     "/app/installations/{installation_id}/access_tokens",
+    "/installation/repositories",
+    "/repos/{owner}/{repo}/installation",
     "/repos/{owner}/{repo}/pulls",
     "/repos/{owner}/{repo}/pulls/{number}",
     "/repos/{owner}/{repo}/pulls/{number}/files",

@@ -22,7 +22,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from githubkit import AppAuthStrategy, BaseAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit import (
+    AppAuthStrategy,
+    BaseAuthStrategy,
+    GitHub,
+    TokenAuthStrategy,
+    UnauthAuthStrategy,
+)
 from githubkit.cache import MemCacheStrategy
 from githubkit.response import Response
 from githubkit_schemas.latest.models import (
@@ -31,7 +37,7 @@ from githubkit_schemas.latest.models import (
     InstallationRepositoriesGetResponse200PropRepositoriesItems,
 )
 
-from bot.github.adapter import PER_PAGE, GitHubKitAdapter, translated
+from bot.github.adapter import PER_PAGE, GitHubKitAdapter, split_repo, translated
 from bot.github.pacing import WritePacer
 from bot.github.protocol import GitHubError
 from bot.github.retry import RetryPolicy, template_path
@@ -156,6 +162,20 @@ class GitHubSessionFactory:
         auth = TokenAuthStrategy(self._settings.github_token.get_secret_value())
         async with self._client(auth, "token") as client:
             yield GitHubKitAdapter(client, self._pacer("token"))
+
+    @asynccontextmanager
+    async def for_anonymous(self) -> AsyncIterator[GitHubKitAdapter]:
+        """Unauthenticated reads (public repositories, 60 requests an hour): the
+        zero-config dry-run, where there is nothing to authenticate with."""
+        async with self._client(UnauthAuthStrategy(), "anonymous") as client:
+            yield GitHubKitAdapter(client, self._pacer("anonymous"))
+
+    async def installation_for_repo(self, repo: str) -> int:
+        """The App's installation id on `repo` (GET /repos/{owner}/{repo}/installation)."""
+        owner, name = split_repo(repo)
+        async with self.for_app() as app, translated():
+            response = await app.rest.apps.async_get_repo_installation(owner, name)
+            return int(response.parsed_data.id)
 
     @asynccontextmanager
     async def for_app(self) -> AsyncIterator[GitHub[Any]]:

@@ -194,6 +194,15 @@ def list_installations(call: Call) -> Reply:
                             for iid, account in sorted(state.installations.items())])
 
 
+def get_repo_installation(call: Call) -> Reply:
+    state = call.state
+    owner = call.params["owner"]
+    for iid, account in sorted(state.installations.items()):
+        if account == owner and call.repo in state.repos:
+            return Reply(200, responses.installation(iid, account, state.app_id, state.app_slug))
+    raise FakeHTTPError(404, "Not Found")
+
+
 def list_installation_repos(call: Call) -> Reply:
     # An installation token sees its own account's repos only (archived ones included).
     account = call.state.installations.get(call.installation_id or 0)
@@ -210,6 +219,7 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("POST", "/app/installations/{installation_id:int}/access_tokens", create_token, "jwt"),
     ("GET", "/app/installations", list_installations, "jwt"),
     ("GET", "/installation/repositories", list_installation_repos, "token"),
+    ("GET", f"{R}/installation", get_repo_installation, "jwt"),
     ("GET", f"{R}/pulls", list_pulls, "token"),
     ("GET", f"{R}/pulls/{{number:int}}", get_pull, "token"),
     ("GET", f"{R}/pulls/{{number:int}}/files", list_files, "token"),

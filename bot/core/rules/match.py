@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
-from bot.core.rules.evaluate import Outcome, PullRequestScan, evaluate
+from bot.core.rules.evaluate import Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
@@ -21,12 +21,12 @@ class AreaMatchResult:
     trace: tuple[TraceEntry, ...]  # one entry per rule, fired or not
 
 
-def _capped(evidence: list[Evidence]) -> tuple[Evidence, ...]:
-    unique = list(dict.fromkeys(evidence))
+def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
+    unique = list(dict.fromkeys(reasons))
     paths = [e for e in unique if e.kind == "path"][:MAX_FILES_PER_AREA]
     others = [e for e in unique if e.kind != "path"]
     # Non-path reasons first: a title or label is rarer and says more than file #17.
-    return tuple((others + paths)[:MAX_REASONS])
+    return tuple(reason.evidence() for reason in (others + paths)[:MAX_REASONS])
 
 
 def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -> bool:
@@ -62,8 +62,8 @@ def _trace(area: CompiledArea, outcome: Outcome, files: int) -> TraceEntry:
         note = f"{files} file(s)" if files else ""
         return TraceEntry(rule=area.id, fired=True, evidence=_capped(outcome.evidence), note=note)
     notes = list(dict.fromkeys(outcome.notes))[:MAX_NOTES]
-    if not notes:
-        notes = ["partly matched"] if outcome.evidence else ["nothing matched"]
+    if not notes and outcome.evidence:
+        notes = ["partly matched"]
     return TraceEntry(
         rule=area.id, fired=False, evidence=_capped(outcome.evidence), note="; ".join(notes)
     )
