@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Evidence, EvidenceKind
@@ -23,6 +24,19 @@ def strip_html_comments(body: str) -> str:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
+
+
+class Reason(NamedTuple):
+    """An Evidence not yet built: a big PR yields thousands per rule, and only the few
+    that reach a digest or trace are worth a validated model. Equal exactly when the
+    Evidence would be, so de-duplicating reasons de-duplicates evidence."""
+
+    rule: str
+    kind: EvidenceKind
+    subject: str
+
+    def evidence(self) -> Evidence:
+        return Evidence(rule=self.rule, kind=self.kind, subject=self.subject)
 
 
 class PullRequestScan:
@@ -50,7 +64,7 @@ class Outcome:
     """`evidence` holds what matched; when `ok` is False it is what *nearly* matched."""
 
     ok: bool
-    evidence: list[Evidence] = field(default_factory=list)
+    evidence: list[Reason] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -59,7 +73,7 @@ class Outcome:
 class _Key:
     name: str
     ok: bool
-    evidence: list[Evidence]
+    evidence: list[Reason]
 
 
 def _regex_key(
@@ -70,9 +84,7 @@ def _regex_key(
     found = regex.search(text)
     if found is None:
         return _Key(kind, False, [])
-    return _Key(
-        kind, True, [Evidence(rule=rule, kind=kind, subject=_short(found.group(0) or text))]
-    )
+    return _Key(kind, True, [Reason(rule, kind, _short(found.group(0) or text))])
 
 
 def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outcome:
@@ -91,7 +103,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "paths",
                 bool(files),
-                [Evidence(rule=rule, kind="path", subject=name) for name in files],
+                [Reason(rule, "path", name) for name in files],
             )
         )
     if cond.labels is not None:
@@ -100,7 +112,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "labels",
                 bool(hit),
-                [Evidence(rule=rule, kind="label", subject=_short(x)) for x in hit],
+                [Reason(rule, "label", _short(x)) for x in hit],
             )
         )
     texts: tuple[tuple[EvidenceKind, re.Pattern[str] | None, str], ...] = (
@@ -124,10 +136,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "added",
                 bool(hits),
-                [
-                    Evidence(rule=rule, kind="added", subject=f"{name}: {_short(phrase)}")
-                    for name, phrase in hits
-                ],
+                [Reason(rule, "added", f"{name}: {_short(phrase)}") for name, phrase in hits],
             )
         )
     if cond.authors is not None:
@@ -136,7 +145,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "author",
                 ok,
-                [Evidence(rule=rule, kind="author", subject=scan.facts.author)] if ok else [],
+                [Reason(rule, "author", scan.facts.author)] if ok else [],
             )
         )
     if cond.any_:
