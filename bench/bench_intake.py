@@ -84,11 +84,15 @@ def best_of_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     round is the best estimate of the target itself."""
     best = dict(max(rounds, key=lambda r: r["throughput_rps"]))
     best["rounds_rps"] = [r["throughput_rps"] for r in rounds]
+    cpu = sorted(r["server_cpu_us"] for r in rounds if r["server_cpu_us"] is not None)
+    best["server_cpu_us"] = cpu[len(cpu) // 2] if cpu else None  # median over rounds
     best["rounds_loadavg"] = [r["loadavg_1m"] for r in rounds]
     return best
 
 
-def measure(targets: list[Target], args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+def measure(
+    targets: list[Target], servers: dict[str, RunningServer], args: argparse.Namespace
+) -> dict[str, list[dict[str, Any]]]:
     """Every target at one level before the next level, so slow drifts in the machine's
     other load hit all targets alike; each round repeats the whole sweep."""
     per_target: dict[str, dict[int, list[dict[str, Any]]]] = {t.name: {} for t in targets}
@@ -97,11 +101,20 @@ def measure(targets: list[Target], args: argparse.Namespace) -> dict[str, list[d
         for level_no, concurrency in enumerate(args.levels):
             first_index = (round_no * len(args.levels) + level_no) * span
             for target in targets:
+                server = servers.get(target.name)
+                cpu_before = server.cpu_seconds() if server else None
                 result = run_load_level(
                     target.webhook_url, concurrency, args.requests, args.warmup,
                     args.max_seconds, args.secret, first_index,
                 )
+                cpu_after = server.cpu_seconds() if server else None
                 result["loadavg_1m"] = round(os.getloadavg()[0], 2)
+                # The server's own CPU per request does not depend on whether the client
+                # or the machine's other load was the bottleneck (warm-up included).
+                result["server_cpu_us"] = (
+                    round((cpu_after - cpu_before) / (result["requests"] + args.warmup) * 1e6)
+                    if cpu_before is not None and cpu_after is not None else None
+                )
                 per_target[target.name].setdefault(concurrency, []).append(result)
     return {
         name: [best_of_rounds(levels[c]) for c in args.levels]
@@ -120,6 +133,8 @@ def ratios(results: dict[str, Report], over: str, under: str) -> list[dict[str, 
             if b["throughput_rps"] else None,
             "p50": round(a["p50_ms"] / b["p50_ms"], 2) if b["p50_ms"] else None,
             "p99": round(a["p99_ms"] / b["p99_ms"], 2) if b["p99_ms"] else None,
+            "server_cpu": round(a["server_cpu_us"] / b["server_cpu_us"], 2)
+            if a["server_cpu_us"] and b["server_cpu_us"] else None,
         })
     return rows
 
@@ -127,12 +142,13 @@ def ratios(results: dict[str, Report], over: str, under: str) -> list[dict[str, 
 def format_report(report: Report) -> str:
     lines = ["machine: " + ", ".join(f"{k}={v}" for k, v in report["machine"].items()), ""]
     lines.append(f"{'target':<12}{'conc':>6}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}"
-                 f"{'errors':>8}{'n':>7}  load  req/s of each round")
+                 f"{'errors':>8}{'n':>7}{'cpu us':>8}  load  req/s of each round")
     for name, result in report["results"].items():
         for lv in result["levels"]:
             lines.append(
                 f"{name:<12}{lv['concurrency']:>6}{lv['throughput_rps']:>10.1f}"
                 f"{lv['p50_ms']:>10.2f}{lv['p99_ms']:>10.2f}{lv['errors']:>8}{lv['requests']:>7}"
+                f"{lv['server_cpu_us'] if lv['server_cpu_us'] is not None else '-':>8}"
                 f"  {lv['loadavg_1m']:>4.1f}  {lv['rounds_rps']}"
             )
         if result.get("stored_rows"):
@@ -140,10 +156,10 @@ def format_report(report: Report) -> str:
     for key, rows in report["ratios"].items():
         if rows:
             lines.append("")
-            lines.append(f"{key} (throughput / p50 / p99):")
+            lines.append(f"{key} (throughput / p50 / p99 / server CPU per request):")
             for r in rows:
                 lines.append(f"  conc {r['concurrency']:>3}: {r['throughput']} / {r['p50']} / "
-                             f"{r['p99']}")
+                             f"{r['p99']} / {r['server_cpu']}")
     for name, reason in report["unavailable"].items():
         lines.append(f"\n{name}: not run: {reason}")
     return "\n".join(lines)
@@ -155,6 +171,7 @@ def run(args: argparse.Namespace) -> Report:
     with tempfile.TemporaryDirectory(prefix="bench-intake-") as tmp, ExitStack() as servers:
         workdir = Path(tmp)
         targets: list[Target] = [Target(name=n, webhook_url=u) for n, u in args.url]
+        started: dict[str, RunningServer] = {}
         for name in args.targets:
             try:
                 target = make_target(name, args.secret, workdir)
@@ -164,8 +181,9 @@ def run(args: argparse.Namespace) -> Report:
                 unavailable[name] = str(exc)
                 continue
             servers.callback(server.stop)
+            started[name] = server
             targets.append(target)
-        for name, levels in measure(targets, args).items():
+        for name, levels in measure(targets, started, args).items():
             results[name] = {"levels": levels}
         servers.close()
         for target in targets:

@@ -186,6 +186,17 @@ class RunningServer:
             self._process.kill()
             self._process.wait()
 
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU the server process has used so far (all its threads)."""
+        if self._process is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        # utime and stime are fields 14 and 15 of proc(5); fields[0] here is field 3.
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def log_tail(self, chars: int = 800) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return text.strip()[-chars:]
