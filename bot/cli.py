@@ -70,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("dir", nargs="?", type=Path, default=None)
     check.set_defaults(run=_run_check_rules)
 
+    commands = sub.add_parser("commands", help="print the /digest command table (Markdown)")
+    commands.add_argument("--lang", choices=LANGS, default="en")
+    commands.set_defaults(run=_run_commands)
+
     schema = sub.add_parser("export-schema", help="write the rule files' JSON Schema")
     schema.add_argument("path", nargs="?", type=Path, default=None)
     schema.set_defaults(run=_run_export_schema)
@@ -131,6 +135,14 @@ def _run_check_rules(args: argparse.Namespace) -> int:
         print(f"{len(problems)} problem(s) in {directory}", file=sys.stderr)
         return 1
     print(f"{directory}: rules OK")
+    return 0
+
+
+def _run_commands(args: argparse.Namespace) -> int:
+    from bot.core.commands import render_help_table
+    from bot.handlers.command import ALL_COMMANDS
+
+    print(render_help_table(ALL_COMMANDS, args.lang))
     return 0
 
 

@@ -1,0 +1,26 @@
+"""The README's command table is generated from the handlers' declared help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.core.commands import render_help_table
+from bot.handlers.command import ALL_COMMANDS
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_command_table_is_the_generated_one() -> None:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("<!-- commands:start")
+    start = text.index("\n", start) + 1
+    end = text.index("<!-- commands:end -->")
+    assert text[start:end].strip() == render_help_table(ALL_COMMANDS, "en").strip(), (
+        "README command table is stale: paste the output of `digest-bot commands`"
+    )
+
+
+def test_every_declared_command_is_parsed_and_documented() -> None:
+    from bot.core.commands import DEFAULT_COMMAND_NAMES
+
+    assert {spec.name for spec in ALL_COMMANDS} == set(DEFAULT_COMMAND_NAMES)
