@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def _json_run(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+def _json_run(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     assert main(["digest", *args, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert isinstance(data, dict)
@@ -37,7 +38,7 @@ def _json_run(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, objec
 
 def test_offline_json_keeps_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
     data = _json_run(capsys, "--event", str(EVENT), "--files", str(FILES))
-    assert CONTRACT_KEYS <= set(data)
+    assert set(data) >= CONTRACT_KEYS
     assert data["verdict"] == "deep-read"
     areas = data["areas"]
     assert isinstance(areas, list)
@@ -48,8 +49,8 @@ def test_offline_json_keeps_the_contract(capsys: pytest.CaptureFixture[str]) -> 
     assert isinstance(risks, list)
     assert {"id", "severity", "text", "evidence"} <= set(risks[0])
     assert "missing-gpu-eval" in {r["id"] for r in risks}
-    assert data["reviewers"] == {"users": data["reviewers"]["users"], "teams": []}  # type: ignore[index]
-    assert "ProExpertProg" in data["reviewers"]["users"]  # type: ignore[index]
+    assert set(data["reviewers"]) == {"users", "teams"}
+    assert "ProExpertProg" in data["reviewers"]["users"]
     markdown = data["markdown"]
     assert isinstance(markdown, str)
     assert markdown.startswith("<!-- pr-digest")
@@ -73,7 +74,7 @@ def test_bare_pr_object_without_files(capsys: pytest.CaptureFixture[str],
     bare = tmp_path / "pr.json"
     bare.write_text(json.dumps(json.loads(EVENT.read_text())["pull_request"]))
     data = _json_run(capsys, "--event", str(bare))
-    assert "compile" in {a["id"] for a in data["areas"]}  # type: ignore[union-attr,index]
+    assert "compile" in {a["id"] for a in data["areas"]}
 
 
 @pytest.mark.parametrize(
@@ -134,7 +135,7 @@ def test_online_digest_is_a_dry_run_unless_posted(
     capsys: pytest.CaptureFixture[str], fake_github: FakeGitHubState
 ) -> None:
     data = _json_run(capsys, "vllm-project/vllm#7")
-    assert "compile" in {a["id"] for a in data["areas"]}  # type: ignore[union-attr,index]
+    assert "compile" in {a["id"] for a in data["areas"]}
     assert data["dry_run_writes"] == ["create_comment"]
     assert fake_github.comments_on("vllm-project/vllm", 7) == []
 
