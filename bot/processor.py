@@ -59,6 +59,7 @@ class JobProcessor:
                     body=str(payload.get("body") or ""),
                     author=str(payload.get("author_login") or ""),
                     author_type=str(payload.get("author_type") or "User"),
+                    previous_body=payload.get("previous_body"),
                 )
                 await handle_command_comment(gh, self._ctx, command)
 

@@ -12,9 +12,9 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.store import NewJob, command_key, pr_key
 
@@ -45,6 +45,14 @@ def verify_signature(body: bytes, header: str | None, secrets: Sequence[bytes]) 
     return matched
 
 
+# Numbers the store keeps in INTEGER columns: SQLite holds signed 64-bit only, and a
+# bigger one would fail the insert (a 5xx) instead of being refused as a bad payload.
+StoredInt = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+# GitHub owner and repository names use only these characters; the name becomes part
+# of the job key, so anything else (e.g. a lone surrogate) is a bad payload.
+REPO_NAME = r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -58,11 +66,11 @@ class Account(_Model):
 
 
 class Installation(_Model):
-    id: int
+    id: StoredInt
 
 
 class Repository(_Model):
-    full_name: str
+    full_name: str = Field(pattern=REPO_NAME)
 
 
 class Label(_Model):
@@ -75,7 +83,7 @@ class PullRequestRef(_Model):
 
 class PullRequestEvent(_Model):
     action: str
-    number: int
+    number: StoredInt
     pull_request: PullRequestRef
     repository: Repository
     sender: Account
@@ -97,7 +105,7 @@ class Comment(_Model):
 
 
 class Issue(_Model):
-    number: int
+    number: StoredInt
     pull_request: dict[str, Any] | None = None
 
 
@@ -196,13 +204,14 @@ def _route_issue_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJ
     lines = digest_lines(ev.comment.body)
     if not lines:
         return Ignored("no /digest command")
+    old: str | None = None
     if action == "edited":
         before = (ev.changes or {}).get("body")
         old = before.get("from") if isinstance(before, dict) else None
         if not isinstance(old, str) or digest_lines(old) == lines:
             return Ignored("edit did not change the /digest command")
     body = ev.comment.body or ""
-    body_sha1 = hashlib.sha1(body.encode(), usedforsecurity=False).hexdigest()
+    body_sha1 = hashlib.sha1(body.encode(errors="surrogatepass"), usedforsecurity=False).hexdigest()
     repo = ev.repository.full_name
     return NewJob(
         kind="command", key=command_key(repo, ev.comment.id, body_sha1),
@@ -212,5 +221,7 @@ def _route_issue_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJ
             "comment_id": ev.comment.id, "body": body, "author_login": author.login,
             "author_type": author.type, "author_association": ev.comment.author_association,
             "action": action,
+            # On an edit only the commands the edit added run (bot.handlers.command).
+            "previous_body": old,
         },
     )

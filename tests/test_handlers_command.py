@@ -155,3 +155,19 @@ async def test_non_collaborators_in_a_pool_are_skipped_not_fatal() -> None:
     assert outcome.digest is not None
     assert outcome.digest.routing is not None
     assert {name for name, _ in outcome.digest.routing.skipped} >= {"ProExpertProg", "zou3519"}
+
+
+async def test_edited_comment_runs_only_the_commands_it_added() -> None:
+    state = make_state()
+    state.add_pull(REPO, 1, title="[torch.compile] x", body=UNTESTED_BODY, files=COMPILE_FILES,
+                   author="alice")
+    state.set_permission(REPO, "maintainer", "write")
+    job = _command(state, 1, "maintainer", "/digest zh\n/digest mute")
+    edited = job.model_copy(
+        update={"previous_body": "/digest zh", "body": "/digest zh\n/digest en"}
+    )
+    await handle_command_comment(gh_for(state), make_ctx(), edited)
+    [digest] = [b for b in state.bot_comments(REPO, 1, BOT) if parse_marker(b)]
+    marker = parse_marker(digest)
+    assert marker is not None
+    assert marker.lang == "en"

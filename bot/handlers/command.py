@@ -11,7 +11,14 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.commands import Command, CommandSpec, find_spec, parse_commands, render_help_table
+from bot.core.commands import (
+    Command,
+    CommandSpec,
+    commands_added,
+    find_spec,
+    parse_commands,
+    render_help_table,
+)
 from bot.core.findings import Lang
 from bot.core.permissions import Decision, decide, rate_limited_decision
 from bot.github.protocol import GitHubAPI
@@ -42,12 +49,17 @@ class CommentCommandJob(BaseModel):
     body: str
     author: str
     author_type: str = "User"
+    previous_body: str | None = None  # set for `edited`: run only the commands it added
 
 
 async def handle_command_comment(
     gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob
 ) -> None:
-    commands = parse_commands(job.body)
+    commands = (
+        commands_added(job.previous_body, job.body)
+        if job.previous_body is not None
+        else parse_commands(job.body)
+    )
     if not commands or _is_bot(job):
         return
     repo_rules = await ctx.rules.rules_for(gh, job.repo)
