@@ -40,6 +40,12 @@ def added_lines(patch: str) -> Iterator[str]:
             yield line[1:]
 
 
+def _added_text(patch: str) -> str:
+    if patch.startswith("@@"):  # GitHub's `patch` starts at the first hunk: no headers
+        return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
+    return "\n".join(added_lines(patch))
+
+
 class _Haystack:
     """Some of the texts joined into one, to find which of them contain a string."""
 
@@ -95,8 +101,8 @@ class AddedTexts:
         if literals is None:
             return self._everything
         haystack = self._folded if literals.ignore_case else self._exact
-        first: dict[int, int] = {}
-        for option in literals.options:
+        first = dict(haystack.first_places(literals.options[0]))
+        for option in literals.options[1:]:
             for index, at in haystack.first_places(option).items():
                 if at < first.get(index, at + 1):
                     first[index] = at
@@ -124,7 +130,7 @@ class AddedScanner:
         if not self.patterns:
             return hits
         texts = AddedTexts(
-            [(name, "\n".join(added_lines(patch))) for name, patch in patches],
+            [(name, _added_text(patch)) for name, patch in patches],
             fold_case=self._fold_case,
         )
         files = texts.files
