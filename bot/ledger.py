@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.github.dry_run import RecordedWrite
-from bot.store import SqliteWriter
+from bot.sqlite_writer import SqliteWriter
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pr_state (
