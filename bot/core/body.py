@@ -15,170 +15,32 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Normalized heading -> section kind. Unknown headings keep their lower-cased name.
-SECTION_KINDS: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "purpose",
-            "summary",
-            "motivation",
-            "description",
-            "overview",
-            "what this pr does",
-            "what does this pr do",
-            "pr description",
-            "background",
-            "problem",
-        ),
-        "purpose",
-    ),
-    **dict.fromkeys(
-        (
-            "test plan",
-            "testing plan",
-            "test plans",
-            "testing",
-            "tests",
-            "test",
-            "validation",
-            "verification",
-            "how was this tested",
-            "how to test",
-            "how it was tested",
-            "test commands",
-            "testing done",
-            "unit tests",
-        ),
-        "test_plan",
-    ),
-    **dict.fromkeys(
-        (
-            "test result",
-            "test results",
-            "results",
-            "result",
-            "testing results",
-            "test output",
-            "test outcome",
-            "outcome",
-        ),
-        "test_result",
-    ),
-    **dict.fromkeys(
-        (
-            "model evaluation",
-            "evaluation",
-            "evaluations",
-            "eval",
-            "evals",
-            "accuracy",
-            "accuracy test",
-            "accuracy tests",
-            "accuracy results",
-            "accuracy evaluation",
-            "lm eval",
-            "benchmark",
-            "benchmarks",
-            "benchmark results",
-            "benchmarking",
-            "performance",
-            "perf",
-            "performance results",
-            "e2e accuracy",
-        ),
-        "evaluation",
-    ),
-}
-
-_HW = (
-    r"(?:gpus?|cuda|rocm|cdna\d?|amd|nvidia|tpus?|xpus?|hpus?|gaudi\d?|h100|h200|h20|b200"
-    r"|b300|gb200|a100|l40s?|mi3\d\dx?|gfx9\d\d|multi-gpu|hardware)"
+from bot.core.body_vocabulary import (
+    BENCH_OUTPUT,
+    BOX_UNCHECKED,
+    COMMAND_STARTS,
+    EVAL_WORD,
+    HW_NAME,
+    LM_EVAL_HEADER,
+    OUTCOME,
+    PERF_CLAIM,
+    PERF_NUMBER,
+    PERF_TABLE_ROW,
+    PLACEHOLDER,
+    SCORE,
+    SECTION_KINDS,
+    STRONG_NOT_RUN,
+    TEMPLATE_CHECKLIST,
+    WEAK_NOT_RUN,
 )
-_HW_NAME = re.compile(
-    r"\b(?:h100|h200|h20|b200|b300|gb200|a100|a10g?|l40s?|l4|rtx\s?\d{4}|mi3\d\dx?|mi2\d\dx?"
-    r"|cdna\d?|gfx9\d\d|tpu\s?v?\d{0,2}e?|gaudi\d?|xeon|epyc|arc\s?b\d{3}|pvc)\b"
-)
-# The patterns below scan whole bodies. They are written in lower case and run on a
-# lower-cased copy without IGNORECASE or a leading \b/lookbehind, which lets the regex
-# engine skip ahead by first character (several times faster on megabyte bodies); the
-# word boundary before a match is checked by `_scan`.
-# Admissions that mean the same wherever they appear.
-STRONG_NOT_RUN = re.compile(
-    r"(?:not\s+yet\s+(?:been\s+)?(?:run|tested|verified|evaluated|benchmarked)"
-    r"|(?:have|has)(?:n't|n’t|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:run|tested|verified|evaluated)"
-    r"|(?:did|could)(?:n't|n’t|\s+not)\s+(?:yet\s+)?(?:run|test|verify|evaluate|benchmark)"
-    r"|unable\s+to\s+(?:run|test|verify)|untested|unverified|tbd|tbc"
-    r"|to\s+be\s+confirmed(?:\s+by\s+ci)?|to\s+be\s+(?:run|tested|verified|evaluated)"
-    r"|(?:runtime\s+|hardware\s+)?(?:verification|validation)\s+(?:needs|requires)\s+"
-    r"(?:a\s+|an\s+)?[\w-]{1,12}(?:\s+(?:box|machine|gpu|run|node|hardware))?"
-    r"|needs?\s+(?:a\s+|an\s+)?" + _HW + r"\s+(?:run|box|machine|node|test(?:ing|s)?"
-    r"|verification|validation|eval(?:uation)?)"
-    r"|(?:verification|validation|evaluation|eval|results?)\s+(?:is\s+|are\s+)?pending"
-    r"|pending\s+(?:verification|validation|evaluation|ci|gpu\s+run|results?)"
-    r"|(?:no|without)\s+access\s+to\s+(?:a\s+|an\s+)?"
-    + _HW
-    + r"|(?:don't|don’t|do\s+not)\s+have\s+(?:access\s+to\s+)?(?:a\s+|an\s+)?"
-    + _HW
-    + r")\b"
-)
-# Words that admit a gap only inside a Test/Result/Evaluation section.
-WEAK_NOT_RUN = re.compile(
-    r"(?:not\s+(?:been\s+)?(?:run|tested|verified|evaluated|benchmarked)|n/a|pending"
-    r"|will\s+add(?:\s+(?:later|soon|tests?|results?))?|will\s+be\s+added|to\s+be\s+added"
-    r"|requires?\s+(?:a\s+|an\s+)?(?:[\w-]{1,12}\s+)?(?:hardware|gpus?)(?:/ci)?)(?![\w/])"
-)
-# The lookbehind stops a scan from restarting inside a long digit run (quadratic).
-PERF_NUMBER = re.compile(
-    r"(?<![\d.,])\d{1,9}(?:[.,]\d{1,4})?[ \t]{0,2}"
-    r"(?:ms|µs|us|tok/s|toks/s|tokens/s|token/s|req/s|reqs/s|requests/s|it/s|gb/s|tflops|%|x|×)"
-    r"(?![\w/])"
-)
-_PERF_TABLE_ROW = re.compile(
-    r"^[ \t]{0,3}\|[^\n]{0,400}?\b(?:before|after|baseline|speedup|this pr)\b[^\n]{0,200}",
-    re.MULTILINE,
-)
-PERF_CLAIM = re.compile(
-    r"(?<![\d.])\d{1,4}(?:\.\d{1,2})?\s?(?:x|×|%)\s{1,3}(?:faster|speed-?ups?|speed\s+up)\b"
-    r"|(?:faster|speed-?ups?|speed\s+up)\b"
-    r"|(?:improves?|improved|improving|increases?|increased|boosts?|boosted|higher|better)\s+"
-    r"(?:the\s+)?(?:end-to-end\s+|e2e\s+|decode\s+|prefill\s+|overall\s+)?"
-    r"(?:throughput|performance|latency|tpot|ttft)"
-    r"|(?:reduces?|reduced|reducing|lowers?|lowered|lower|cuts?)\s+(?:the\s+)?"
-    r"(?:end-to-end\s+|e2e\s+|decode\s+|prefill\s+|overall\s+|kernel\s+)?"
-    r"(?:latency|overhead|ttft|tpot|itl)"
-    r"|performance\s+(?:improvement|gain|boost)s?\b"
-)
-PLACEHOLDER = re.compile(
-    r"tbd|tba|tbc|n/?a|none|todo|wip|pending|coming soon|will add(?: later| soon)?"
-    r"|will be added|to be added|to be confirmed(?: by ci)?|to be determined|see above"
-    r"|same as above|not applicable|nothing|\.\.\.|-"
-)
-BOX_UNCHECKED = re.compile(r"\s{0,8}[-*+]\s{1,4}\[ \]")
-# Outcome words (past tense): "reproduces the failure" is a plan, "3 failed" a result.
-_OUTCOME = re.compile(r"(?:pass(?:ed|es)?|failed|succeeded|ok|works|worked|green|verified)\b|✅")
-_LM_EVAL_HEADER = re.compile(r"\|\s{0,3}tasks\s{0,3}\|\s{0,3}version\s{0,3}\|")
-_BENCH_OUTPUT = re.compile(
-    r"(?:request|output\s+token|total\s+token|input\s+token)\s+throughput\s{0,3}"
-    r"(?:\([\w/ ]{1,20}\))?\s{0,3}:\s{0,20}\d"
-    r"|\b(?:mean|median|p\d{2})\s+(?:ttft|tpot|itl|e2el)\s+\(ms\)\s{0,3}:\s{0,20}\d"
-    r"|\bthroughput:\s{0,3}\d{1,9}(?:\.\d{1,4})?\s{0,3}requests/s"
-)
-_EVAL_WORD = re.compile(
-    r"(?:gsm8k|mmlu(?:_pro)?|humaneval|gpqa|arc_challenge|hellaswag|mmmu|chartqa|aime\d{0,2}"
-    r"|math500|lm_eval|lm-eval|exact_match|accuracy|acc(?:_norm)?|perplexity|ppl)\b"
-)
-_SCORE = re.compile(r"(?<![\w.])\d{1,3}\.\d{1,4}(?![\d.])|(?<![\w.])\d{1,3}(?:\.\d{1,2})?\s?%")
-_COMMAND_STARTS = ("lm_eval", "vllm ", "python", "pytest", "$ ", "export ", "bash ", "torchrun")
 
 
 def looks_like_command(line: str) -> bool:
     """A shell command mentions gsm8k and numbers too, but it is a plan, not a result."""
     stripped = line.strip().lstrip("`")
-    return stripped.startswith(_COMMAND_STARTS) or " --" in stripped
+    return stripped.startswith(COMMAND_STARTS) or " --" in stripped
 
 
-# The PR template's <details> checklist: boilerplate, never the author's words.
-_TEMPLATE_CHECKLIST = "essential elements of an effective pr description checklist"
 # Headings are short; a longer line is prose or a pasted log, never a section title.
 _MAX_HEADING_CHARS = 120
 # Scanning budget per line: long lines are logs or minified data, not sentences.
@@ -264,7 +126,7 @@ def parse_body(body: str | None) -> PullRequestBody:
     claimed = [claim.lower() for claim in perf_claims]
     perf_numbers = _dedupe(
         number
-        for number in _scan(PERF_NUMBER, text, lowered) + _scan(_PERF_TABLE_ROW, text, lowered)
+        for number in _scan(PERF_NUMBER, text, lowered) + _scan(PERF_TABLE_ROW, text, lowered)
         if not any(number.lower() in claim for claim in claimed)
     )
     return PullRequestBody(
@@ -308,7 +170,7 @@ def strip_template(text: str) -> str:
             break
         close = lower.find("</details>", start)
         end = len(text) if close < 0 else close + len("</details>")
-        if _TEMPLATE_CHECKLIST in lower[start:end]:
+        if TEMPLATE_CHECKLIST in lower[start:end]:
             kept = text[pos:start].rstrip()
             if kept.endswith("---"):
                 kept = kept[:-3]
@@ -345,18 +207,18 @@ def is_placeholder(section: str) -> bool:
 def is_eval_evidence(line: str) -> bool:
     """An accuracy or benchmark *result* line (not the command that would produce one)."""
     line = line[:_MAX_SCAN_CHARS].lower()
-    if _LM_EVAL_HEADER.search(line) or _BENCH_OUTPUT.search(line):
+    if LM_EVAL_HEADER.search(line) or BENCH_OUTPUT.search(line):
         return True
     if looks_like_command(line):
         return False
-    if _EVAL_WORD.search(line) and _SCORE.search(line):
+    if EVAL_WORD.search(line) and SCORE.search(line):
         return True
-    return bool(_HW_NAME.search(line) and PERF_NUMBER.search(line))
+    return bool(HW_NAME.search(line) and PERF_NUMBER.search(line))
 
 
 def _has_outcome(section: str) -> bool:
     lowered = _lower(section)
-    return bool(_scan(_OUTCOME, section, lowered, cap=1)) or any(
+    return bool(_scan(OUTCOME, section, lowered, cap=1)) or any(
         is_eval_evidence(line) for line in _lines_matching(_EVIDENCE_HINT, section, lowered)
     )
 

@@ -4,8 +4,8 @@ Pure: callers pass file texts in (`parse_rules`) and get a RuleSet back; reading
 rules directory lives in bot/rules_files.py.
 """
 
+from bot.core.body import strip_html_comments
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
-from bot.core.rules.evaluate import strip_html_comments
 from bot.core.rules.match import AreaMatchResult, match_areas, match_condition
 from bot.core.rules.parse import is_rule_file, parse_rules
 from bot.core.rules.problems import RuleFileError, RuleProblem

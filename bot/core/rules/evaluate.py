@@ -7,18 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from bot.core.body import strip_html_comments
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Evidence, EvidenceKind
 from bot.core.rules.compiled import CompiledCondition, RuleSet
 
 SUBJECT_CHARS = 80
-# GitHub hides HTML comments when rendering; the template's guidance lives in them, so
-# phrases there are not the author's words. An unclosed comment hides the rest.
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-
-
-def strip_html_comments(body: str) -> str:
-    return _HTML_COMMENT.sub("", body)
 
 
 def _short(text: str) -> str:
@@ -50,6 +44,8 @@ class PullRequestScan:
         self.added_hits = rules.added_scanner.scan(
             [(f.filename, f.patch) for f in facts.files if f.patch]
         )
+        # GitHub hides HTML comments when rendering; the template's guidance lives in
+        # them, so phrases there are not the author's words.
         self.body = strip_html_comments(facts.body)
         self.labels = frozenset(facts.labels)
         self.author = facts.author.lower()
