@@ -36,6 +36,13 @@ _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0
 
 
+class _AsciiJSONResponse(JSONResponse):
+    # Replies echo payload text (e.g. an unknown action); JSON may carry lone
+    # surrogates ("\\ud800") that UTF-8 cannot encode, so escape everything to ASCII.
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode()
+
+
 @dataclass
 class _Reply:
     status: int
@@ -88,7 +95,7 @@ class _Intake:
                    "duration_ms": round(elapsed * 1000, 2),
                    "reason": reply.body.get("error") or reply.body.get("ignored")},
         )
-        return JSONResponse(reply.body, status_code=reply.status)
+        return _AsciiJSONResponse(reply.body, status_code=reply.status)
 
     async def _handle(self, request: Request) -> _Reply:
         body = await self._read_body(request)

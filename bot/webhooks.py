@@ -164,7 +164,8 @@ def _parse(model: type[_M], payload: dict[str, Any]) -> _M:
 
 def _route_pull_request(payload: dict[str, Any], identity: BotIdentity) -> NewJob | Ignored:
     action = payload.get("action")
-    if action not in PR_ACTIONS:
+    # Not a string (a list, say) cannot be looked up in a frozenset: unhashable.
+    if not isinstance(action, str) or action not in PR_ACTIONS:
         return Ignored(f"pull_request.{action} not handled")
     ev = _parse(PullRequestEvent, payload)
     if identity.is_self(ev.sender):
@@ -211,7 +212,9 @@ def _route_issue_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJ
         if not isinstance(old, str) or digest_lines(old) == lines:
             return Ignored("edit did not change the /digest command")
     body = ev.comment.body or ""
-    body_sha1 = hashlib.sha1(body.encode(errors="surrogatepass"), usedforsecurity=False).hexdigest()
+    # surrogatepass: JSON may carry lone surrogates, which strict UTF-8 refuses.
+    raw = body.encode(errors="surrogatepass")
+    body_sha1 = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
     repo = ev.repository.full_name
     return NewJob(
         kind="command", key=command_key(repo, ev.comment.id, body_sha1),
