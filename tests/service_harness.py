@@ -278,6 +278,14 @@ class ServiceProcess:
     def start(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             raise RuntimeError("service already running")
+        for _ in range(3):
+            if self._spawn():
+                return
+        raise RuntimeError("no free port for the service after 3 tries")
+
+    def _spawn(self) -> bool:
+        """Start on a free port and wait for /healthz; False if the port was taken
+        between choosing and binding it (other test processes share this host)."""
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.webhook_url = f"{self.url}/webhook"
@@ -293,11 +301,15 @@ class ServiceProcess:
         deadline = time.monotonic() + _START_TIMEOUT
         while True:
             if self._proc.poll() is not None:
+                self._close_client()
+                output = self.log_path.read_text(errors="replace")
+                if "address already in use" in output.lower():
+                    return False
                 raise RuntimeError(f"service exited with {self._proc.returncode}: "
-                                   f"{self.log_path.read_text()[-2000:]}")
+                                   f"{output[-3000:]}")
             try:
                 if self._client.get("/healthz").status_code == 200:
-                    return
+                    return True
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
