@@ -9,7 +9,8 @@ CORE = Path(__file__).resolve().parent.parent / "bot" / "core"
 FORBIDDEN = {
     "githubkit", "starlette", "httpx", "uvicorn", "asyncio", "anyio", "sqlite3",
     "aiosqlite", "socket", "requests", "urllib", "subprocess", "bot.github", "bot.store",
-    "bot.app", "bot.handlers", "bot.settings", "bot.rules_files",
+    "bot.app", "bot.handlers", "bot.settings", "bot.rules_files", "bot.sqlite_writer",
+    "bot.ledger", "bot.jobs", "bot.processor", "bot.service",
 }
 FORBIDDEN_CALLS = {"open", "input", "print"}
 
