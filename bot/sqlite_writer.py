@@ -7,7 +7,7 @@ leaves the event loop and a burst of webhooks costs one transaction, not one per
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextlib
 import queue
 import sqlite3
 import threading
@@ -24,12 +24,18 @@ class StoreUnavailable(Exception):
 
 class SqliteWriter:
     """One thread owns the connection. Calls that arrive together share one transaction
-    (group commit), each inside its own savepoint so one failing call undoes only itself."""
+    (group commit), each inside its own savepoint so one failing call undoes only itself.
+
+    The thread handoff is paid per batch, not per call: calls made during one event-loop
+    tick reach the thread as one queue item, and a committed batch is resolved with one
+    `call_soon_threadsafe` (one loop wake-up) instead of one wake-up per call."""
 
     _MAX_BATCH = 128
 
     def __init__(self, path: str, schema: str, *, busy_timeout_ms: int = 5000) -> None:
-        self._queue: queue.SimpleQueue[_Op[Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[_Op[Any]] | None] = queue.SimpleQueue()
+        # Calls made during the current tick of each event loop, not yet handed over.
+        self._pending: dict[asyncio.AbstractEventLoop, list[_Op[Any]]] = {}
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -45,11 +51,18 @@ class SqliteWriter:
         self._thread.start()
 
     async def run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run `fn` on the writer thread; returns once its transaction has committed."""
         if self._closed or not self._thread.is_alive():
             raise StoreUnavailable("store is closed")
-        op: _Op[_T] = _Op(fn)
-        self._queue.put(op)
-        return await asyncio.wrap_future(op.future)
+        loop = asyncio.get_running_loop()
+        op: _Op[_T] = _Op(fn, loop)
+        pending = self._pending.get(loop)
+        if pending is None:
+            self._pending[loop] = [op]
+            loop.call_soon(self._hand_over, loop)
+        else:
+            pending.append(op)
+        return await op.future
 
     def close(self) -> None:
         if not self._closed:
@@ -58,12 +71,23 @@ class SqliteWriter:
             self._thread.join(timeout=10)
             self._conn.close()
 
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        ops = self._pending.pop(loop, None)
+        if not ops:
+            return
+        if self._closed:
+            for op in ops:
+                if not op.future.done():
+                    op.future.set_exception(StoreUnavailable("store is closed"))
+            return
+        self._queue.put(ops)
+
     def _serve(self) -> None:
         while True:
             first = self._queue.get()
             if first is None:
                 return
-            batch: list[_Op[Any]] = [first]
+            batch: list[_Op[Any]] = list(first)
             stop = False
             while len(batch) < self._MAX_BATCH:
                 try:
@@ -73,14 +97,14 @@ class SqliteWriter:
                 if nxt is None:
                     stop = True
                     break
-                batch.append(nxt)
-            self._run_batch(batch)
+                batch.extend(nxt)
+            self._resolve(self._run_batch(batch))
             if stop:
                 return
 
-    def _run_batch(self, batch: list[_Op[Any]]) -> None:
+    def _run_batch(self, batch: list[_Op[Any]]) -> list[_Outcome]:
         conn = self._conn
-        outcomes: list[tuple[_Op[Any], Any, BaseException | None]] = []
+        outcomes: list[_Outcome] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             for op in batch:
@@ -90,6 +114,8 @@ class SqliteWriter:
                 except Exception as exc:
                     conn.execute("ROLLBACK TO op")
                     conn.execute("RELEASE op")
+                    if isinstance(exc, sqlite3.Error):
+                        exc = StoreUnavailable(f"sqlite: {exc}")
                     outcomes.append((op, None, exc))
                 else:
                     conn.execute("RELEASE op")
@@ -98,30 +124,40 @@ class SqliteWriter:
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.rollback()
-            failure = StoreUnavailable(f"sqlite: {exc}")
-            for op in batch:
-                op.fail(failure)
-            return
-        for op, result, error in outcomes:
-            if error is None:
-                op.succeed(result)
-            elif isinstance(error, sqlite3.Error):
-                op.fail(StoreUnavailable(f"sqlite: {error}"))
-            else:
-                op.fail(error)
+            return [(op, None, StoreUnavailable(f"sqlite: {exc}")) for op in batch]
+        return outcomes
+
+    @staticmethod
+    def _resolve(outcomes: list[_Outcome]) -> None:
+        """Results only after COMMIT: a caller never sees a write that could still vanish."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        for outcome in outcomes:
+            by_loop.setdefault(outcome[0].loop, []).append(outcome)
+        for loop, results in by_loop.items():
+            # A closed loop raises RuntimeError: nobody is waiting for these any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, results)
 
 
 class _Op(Generic[_T]):
-    __slots__ = ("fn", "future")
+    __slots__ = ("fn", "future", "loop")
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], _T]) -> None:
+    def __init__(self, fn: Callable[[sqlite3.Connection], _T],
+                 loop: asyncio.AbstractEventLoop) -> None:
         self.fn = fn
-        self.future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        self.loop = loop
+        self.future: asyncio.Future[_T] = loop.create_future()
 
-    def succeed(self, result: _T) -> None:
-        if self.future.set_running_or_notify_cancel():
-            self.future.set_result(result)
 
-    def fail(self, error: BaseException) -> None:
-        if self.future.set_running_or_notify_cancel():
-            self.future.set_exception(error)
+_Outcome = tuple[_Op[Any], Any, BaseException | None]
+
+
+def _settle(results: list[_Outcome]) -> None:
+    # Runs on the op's loop. A caller that was cancelled meanwhile has a done future.
+    for op, result, error in results:
+        if op.future.done():
+            continue
+        if error is None:
+            op.future.set_result(result)
+        else:
+            op.future.set_exception(error)
