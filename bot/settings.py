@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     settle_seconds: float = 3.0
     workers: int = Field(default=4, ge=1, le=64)
     max_attempts: int = Field(default=8, ge=1)
+    # First retry delay of a failed job; it doubles per attempt (capped, jittered).
+    # Tests shorten it; in production 5 s keeps a flapping GitHub from being hammered.
+    backoff_base_seconds: float = Field(default=5.0, gt=0)
     drain_seconds: float = 20.0
     reconcile_interval_seconds: float = 900.0
     reconcile_on_startup: bool = True

@@ -198,7 +198,8 @@ class SqliteJobStore:
         cls, settings: Settings, *, clock: Callable[[], float] = time.time
     ) -> SqliteJobStore:
         return cls(settings.db_path, clock=clock, settle_seconds=settings.settle_seconds,
-                   max_attempts=settings.max_attempts)
+                   max_attempts=settings.max_attempts,
+                   backoff_base_seconds=settings.backoff_base_seconds)
 
     def close(self) -> None:
         self._writer.close()

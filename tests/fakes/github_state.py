@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import random
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -114,6 +115,8 @@ class CallRecord:
     route: str  # templated, e.g. "/repos/{owner}/{repo}/pulls/{number}/files"
     path: str
     status: int
+    # When the fake answered (time.monotonic()), for pacing assertions.
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
