@@ -4,6 +4,7 @@ handlers, worker, HTTP app. Nothing here runs at import."""
 from __future__ import annotations
 
 import logging
+import signal
 import time
 from dataclasses import dataclass
 
@@ -98,9 +99,16 @@ def build_service(settings: Settings) -> Service:
     return Service(app, store, ledger, processor, factory)
 
 
+def _exit_after_drain(signum: int, frame: object) -> None:
+    # uvicorn drains, restores the previous handler and re-raises SIGTERM; with the
+    # default handler the process would die before closing the store.
+    raise SystemExit(0)
+
+
 def serve(settings: Settings, *, host: str, port: int) -> None:
     configure_logging(settings.log_level)
     service = build_service(settings)
+    signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
     log.info("pr-digest listening on http://%s:%d (%s)", host, port, mode)
     try:
