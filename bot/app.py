@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -68,6 +68,16 @@ class _Intake:
     draining: bool = False
     _warned_unsigned: bool = False
     _warned_no_secret: bool = False
+    # labels() builds and looks up a key on every call; the children never change.
+    _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
+
+    def _delivery_counter(self, event: str, action: str, outcome: str) -> Counter:
+        key = (event, action, outcome)
+        counter = self._delivery_counters.get(key)
+        if counter is None:
+            counter = self.metrics.deliveries.labels(event=event, action=action, outcome=outcome)
+            self._delivery_counters[key] = counter
+        return counter
 
     async def webhook(self, request: Request) -> Response:
         started = time.perf_counter()
@@ -84,9 +94,7 @@ class _Intake:
             reply = _Reply(503, {"error": "internal error"}, "error")
         elapsed = time.perf_counter() - started
         self.metrics.ack_seconds.observe(elapsed)
-        self.metrics.deliveries.labels(
-            event=reply.event, action=reply.action, outcome=reply.outcome
-        ).inc()
+        self._delivery_counter(reply.event, reply.action, reply.outcome).inc()
         log.log(
             logging.INFO if reply.status < 400 else logging.WARNING,
             "delivery %s", reply.outcome,

@@ -23,9 +23,16 @@ _PATTERNS = (
     re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     re.compile(r"sha256=[0-9a-fA-F]{8,}"),
 )
+# Text every match of _PATTERNS contains (one per pattern, case-sensitive like them):
+# a string holding none of them skips the regexes. Most log values (delivery ids,
+# event names, repo names) hold none, and the intake logs one line per delivery.
+_MARKERS = ("-----BEGIN ", "gh", "github_pat_", "eyJ", "sha256=")
 # Short values would mask ordinary words; real secrets are longer than this.
 _MIN_SECRET_LENGTH = 4
 _secrets: set[str] = set()
+# Longest first, so a secret that contains another is masked whole. Rebuilt on register,
+# not sorted per call.
+_secrets_longest_first: tuple[str, ...] = ()
 _secrets_lock = threading.Lock()
 
 
@@ -35,15 +42,17 @@ def register_secret(value: str | bytes | None) -> None:
         return
     text = value.decode(errors="replace") if isinstance(value, bytes) else value
     if len(text) >= _MIN_SECRET_LENGTH:
+        global _secrets_longest_first
         with _secrets_lock:
             _secrets.add(text)
+            _secrets_longest_first = tuple(sorted(_secrets, key=len, reverse=True))
 
 
 def redact(text: str) -> str:
-    for pattern in _PATTERNS:
-        text = pattern.sub(MASK, text)
-    # Longest first, so a secret that contains another is masked whole.
-    for secret in sorted(_secrets, key=len, reverse=True):
+    if any(marker in text for marker in _MARKERS):
+        for pattern in _PATTERNS:
+            text = pattern.sub(MASK, text)
+    for secret in _secrets_longest_first:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
