@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -54,6 +55,10 @@ class Worker:
         # Wake-up tokens. At most one is pending from wake(): each costs a store query,
         # and an idle pool of N runners must not turn every delivery into N queries.
         self._tokens: asyncio.Queue[None] | None = None
+        # Loop times at which a delayed wake() is due (a heap), and one timer for the
+        # earliest: a timer per delivery would pile up one loop timer per settle window.
+        self._due: list[float] = []
+        self._due_timer: asyncio.TimerHandle | None = None
         self._stopping = False
         self._runners: list[asyncio.Task[None]] = []
         self._timers: list[asyncio.Task[None]] = []
@@ -87,11 +92,28 @@ class Worker:
             loop.call_soon_threadsafe(self._schedule_token, delay)
 
     def _schedule_token(self, delay: float) -> None:
-        if delay > 0:
-            assert self._loop is not None
-            self._loop.call_later(delay, self._give_token)
-        else:
+        if delay <= 0:
             self._give_token()
+            return
+        assert self._loop is not None
+        when = self._loop.time() + delay
+        heapq.heappush(self._due, when)
+        timer = self._due_timer
+        if timer is None or when < timer.when():
+            if timer is not None:
+                timer.cancel()
+            self._due_timer = self._loop.call_at(when, self._on_due)
+
+    def _on_due(self) -> None:
+        assert self._loop is not None
+        self._due_timer = None
+        # Timers may fire up to a millisecond early (uvloop rounds to ms).
+        now = self._loop.time() + 0.001
+        while self._due and self._due[0] <= now:
+            heapq.heappop(self._due)
+        self._give_token()
+        if self._due:
+            self._due_timer = self._loop.call_at(self._due[0], self._on_due)
 
     def _give_token(self) -> None:
         if self._tokens is not None and self._tokens.qsize() == 0:
@@ -101,6 +123,9 @@ class Worker:
         """Stop claiming; let in-flight jobs finish within the bound, then cancel them
         (they go back to the queue). Queued jobs simply stay in the store."""
         self._stopping = True
+        if self._due_timer is not None:
+            self._due_timer.cancel()
+        self._due_timer, self._due = None, []
         for task in self._timers:
             task.cancel()
         if self._tokens is not None:
