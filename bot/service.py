@@ -63,6 +63,7 @@ def build_service(settings: Settings) -> Service:
         language=settings.language,
         skip_drafts=settings.skip_drafts,
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
+        uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
     )
     processor = JobProcessor(settings, factory, ctx, store, ledger)
 

@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     # GitHub asks for at least one second between content-creating requests.
     write_interval_seconds: float = 1.0
     max_retry_wait_seconds: float = 60.0
+    # GitHub gives up on a request after 10 s: a comment create we never heard back
+    # from has either landed or failed by then, so the retry re-lists after this long.
+    uncertain_write_recheck_seconds: float = Field(default=15.0, ge=0)
     http_timeout_seconds: float = 10.0
     max_body_bytes: int = 25 * 1024 * 1024
     command_runs_per_minute: int = 6

@@ -57,7 +57,9 @@ def state(world: tuple[FakeGitHubState, str]) -> FakeGitHubState:
 def svc(world: tuple[FakeGitHubState, str],
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     state, url = world
-    with ServiceProcess(url, tmp_path_factory.mktemp("e2e-service")) as service:
+    # An unanswered comment create is re-checked after 1 s here (15 s in production).
+    with ServiceProcess(url, tmp_path_factory.mktemp("e2e-service"),
+                        extra_env={"DIGEST_UNCERTAIN_WRITE_RECHECK_SECONDS": "1"}) as service:
         # The service learns its own login from GET /app right after start; the intake
         # needs it to recognise its own events.
         wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
@@ -138,7 +140,7 @@ def test_response_lost_after_github_created_the_comment_yields_one_comment(
     assert svc.send("pull_request", pr_event("opened", number)).status_code == 202
 
     svc.wait_for_job(number, outcome="retry", timeout=10)
-    svc.wait_for_job(number, outcome="ok", timeout=15)  # store backoff: 2.5-5 s
+    svc.wait_for_job(number, outcome="ok", timeout=15)  # re-checked after 1 s
     body = _digest(state, number)
     assert parse_marker(body) is not None
     writes = count_by_route(writes_for(state, number))

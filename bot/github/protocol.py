@@ -111,3 +111,11 @@ class RateLimited(GitHubError):
 
 class Unprocessable(GitHubError):
     """422: GitHub rejected the request's content (e.g. an over-long comment)."""
+
+
+class UncertainWrite(GitHubError):
+    """A create whose answer never came (timeout, 5xx): GitHub may still apply it.
+
+    Retrying at once could create a second comment, so the job retries only after
+    `retry_after` seconds, when a re-listing will see the write if it happened.
+    """

@@ -41,6 +41,7 @@ class HandlerContext:
     language: Lang = "en"
     skip_drafts: bool = True
     command_runs_per_minute: int = 6
+    uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
     permissions: TtlCache = field(default_factory=lambda: TtlCache(ttl=600.0))
     review_load: TtlCache = field(default_factory=lambda: TtlCache(ttl=600.0))

@@ -18,7 +18,15 @@ from bot.core.marker import Marker, parse_marker
 from bot.core.render import render_digest
 from bot.core.reviewers import plan_labels
 from bot.core.sticky import CommentSnapshot, StickyPlan, existing_ticks, our_comments, plan_sticky
-from bot.github.protocol import GitHubAPI, PullRequest
+from bot.github.protocol import (
+    GitHubAPI,
+    GitHubError,
+    NotFound,
+    PullRequest,
+    RateLimited,
+    UncertainWrite,
+    Unprocessable,
+)
 from bot.handlers.context import HandlerContext
 from bot.handlers.routing import route_pull_request
 
@@ -108,7 +116,7 @@ async def execute_sticky(
     gh: GitHubAPI, ctx: HandlerContext, repo: str, number: int, plan: StickyPlan
 ) -> None:
     if plan.action == "create" and plan.body is not None:
-        await gh.create_comment(repo, number, plan.body)
+        await _create_once(gh, ctx, repo, number, plan.body)
     elif plan.action == "update" and plan.comment_id is not None and plan.body is not None:
         await gh.update_comment(repo, plan.comment_id, plan.body)
     for duplicate in plan.delete_ids:
@@ -120,6 +128,20 @@ async def execute_sticky(
         "sticky %s", plan.action,
         extra={"repo": repo, "pr": number, "deleted": len(plan.delete_ids)},
     )
+
+
+async def _create_once(
+    gh: GitHubAPI, ctx: HandlerContext, repo: str, number: int, body: str
+) -> None:
+    try:
+        await gh.create_comment(repo, number, body)
+    except (NotFound, RateLimited, Unprocessable):
+        raise  # GitHub answered: nothing was created
+    except GitHubError as exc:
+        raise UncertainWrite(
+            f"comment create on {repo}#{number} unanswered ({exc}); re-checking later",
+            status=exc.status, retry_after=ctx.uncertain_write_recheck_seconds,
+        ) from exc
 
 
 def previous_marker(comments: list[CommentSnapshot], bot_login: str) -> Marker | None:
