@@ -184,9 +184,10 @@ def _label_for(paths: Iterable[str]) -> str | None:
     return None
 
 
-def build_day(prs: int, duration: float, seed: int) -> Day:
+def build_day(prs: int, duration: float, seed: int, pace: float = 1.0) -> Day:
     """PRs opened at a steady rate over `duration` seconds, each with its follow-ups.
-    Human-speed follow-ups (the body cleanup, force-push bursts) keep real seconds."""
+    Human-speed follow-ups (the body cleanup, force-push bursts) keep real seconds,
+    times `pace` (below 1 only for smoke tests, with a settle window scaled alike)."""
     rng = random.Random(seed)
     titles, pool = _file_pool()
     paths = [p for p, _, _ in pool]
@@ -203,25 +204,25 @@ def build_day(prs: int, duration: float, seed: int) -> Day:
         planned.append(pr)
         head = _sha(rng)
         steps.append(Step(start, number, "opened", head, pr.files))
-        steps.append(Step(start + rng.uniform(1, 3), number, "edited"))
+        steps.append(Step(start + pace * rng.uniform(1, 3), number, "edited"))
         closes = rng.random() < 0.04
         if not closes and rng.random() < 0.30:  # a force-push burst
-            t = start + rng.uniform(5, 20)
+            t = start + pace * rng.uniform(5, 20)
             current = set(files)
             for _ in range(rng.randint(2, 5)):
-                t += rng.uniform(0.2, 0.5)
+                t += pace * rng.uniform(0.2, 0.5)
                 current = (current - {rng.choice(sorted(current))} if len(current) > 1
                            and rng.random() < 0.3 else current | {rng.randrange(len(paths))})
                 steps.append(Step(t, number, "synchronize", _sha(rng), tuple(sorted(current))))
         label = _label_for(paths[i] for i in files)
         if label is not None and rng.random() < 0.5:
-            steps.append(Step(start + rng.uniform(4, 15), number, "labeled", label=label))
+            steps.append(Step(start + pace * rng.uniform(4, 15), number, "labeled", label=label))
         if rng.random() < 0.10:
-            steps.append(Step(start + rng.uniform(6, 25), number, "digest"))
+            steps.append(Step(start + pace * rng.uniform(6, 25), number, "digest"))
         if draft:
-            steps.append(Step(start + rng.uniform(8, 25), number, "ready_for_review"))
+            steps.append(Step(start + pace * rng.uniform(8, 25), number, "ready_for_review"))
         if closes:
-            steps.append(Step(start + rng.uniform(26, 32), number, "closed"))
+            steps.append(Step(start + pace * rng.uniform(26, 32), number, "closed"))
     steps.sort(key=lambda s: (s.at, s.number))
     return Day(tuple(planned), tuple(steps), tuple(pool))
 
@@ -647,6 +648,8 @@ def main(argv: list[str] | None = None) -> list[Result]:
     parser.add_argument("--seed", type=int, default=56904)
     parser.add_argument("--latency", type=float, default=0.05,
                         help="seconds the fake GitHub waits before every answer")
+    parser.add_argument("--pace", type=float, default=1.0,
+                        help="scale of the follow-ups' real-time gaps (smoke runs: <1)")
     parser.add_argument("--settle", type=float, default=3.0,
                         help="DIGEST_SETTLE_SECONDS (production: 3)")
     parser.add_argument("--intervals", default="1.0,0.05",
@@ -656,7 +659,7 @@ def main(argv: list[str] | None = None) -> list[Result]:
     args = parser.parse_args(argv)
     prs = 30 if args.quick and args.prs == 300 else args.prs
     duration = args.duration if args.duration is not None else (20.0 if args.quick else 90.0)
-    day = build_day(prs, duration, args.seed)
+    day = build_day(prs, duration, args.seed, args.pace)
     print(f"machine: {machine()}")
     print(f"day: {prs} PRs opened over {duration:g}s, {len(day.steps)} deliveries "
           f"(seed {args.seed}), fake latency {args.latency * 1000:g} ms, "
