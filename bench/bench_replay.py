@@ -377,6 +377,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def peak_per_minute(times: list[float]) -> int:
+    ordered = sorted(times)
+    best = start = 0
+    for end, at in enumerate(ordered):
+        while ordered[start] <= at - 60.0:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
 def peak_rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -419,6 +429,7 @@ class Result:
     floor_comment_writes: int
     naive_runs: int
     max_comment_writes_per_pr: int
+    peak_writes_per_minute: int  # most writes the fake saw in any 60 s window
     peak_rss_mib: float
     stale: list[int]
     duplicated: list[int]
@@ -546,6 +557,8 @@ def measure(label: str, day: Day, state: TimedState, svc: ServiceProcess, sent: 
         floor_files_reads=floor_reads, floor_comment_writes=floor_writes,
         naive_runs=naive_runs(day),
         max_comment_writes_per_pr=max(per_pr_writes.values(), default=0),
+        peak_writes_per_minute=peak_per_minute(
+            [c.at for c in state.timed_calls if c.method in WRITE_METHODS]),
         peak_rss_mib=rss_kib / 1024, stale=stale, duplicated=duplicated, missing=missing,
         without_digest=without_digest,
     )
@@ -605,6 +618,7 @@ def table(results: list[Result]) -> str:
             f"{r.comment_writes / max(1, r.prs):.2f} / {r.max_comment_writes_per_pr}"
             for r in results)),
         ("all writes (incl. reactions, reviewers)", *(str(r.writes_total) for r in results)),
+        ("peak writes in any 60 s", *(str(r.peak_writes_per_minute) for r in results)),
         ("service peak RSS MiB (VmHWM)", *(f"{r.peak_rss_mib:.1f}" for r in results)),
         ("PRs without a digest (quiet/draft/closed)", *(str(r.without_digest)
                                                         for r in results)),
