@@ -670,6 +670,8 @@ def main(argv: list[str] | None = None) -> list[Result]:
                         help="DIGEST_WRITE_INTERVAL_SECONDS values, one run each")
     parser.add_argument("--drain-timeout", type=float, default=900.0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="keep the service logs and databases here (default: a temp dir)")
     args = parser.parse_args(argv)
     prs = 30 if args.quick and args.prs == 300 else args.prs
     duration = args.duration if args.duration is not None else (20.0 if args.quick else 90.0)
@@ -680,10 +682,12 @@ def main(argv: list[str] | None = None) -> list[Result]:
           f"settle {args.settle:g}s")
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
+        if args.workdir is not None:
+            args.workdir.mkdir(parents=True, exist_ok=True)
         for interval in (float(v) for v in args.intervals.split(",") if v):
             label = f"replay-{interval:g}".replace(".", "_")
             result = run_once(day, write_interval=interval, settle=args.settle,
-                              latency=args.latency, workdir=Path(tmp),
+                              latency=args.latency, workdir=args.workdir or Path(tmp),
                               drain_timeout=args.drain_timeout, label=label)
             print(f"  done: interval {interval:g}s, drain {result.drain_seconds:.0f}s",
                   flush=True)
