@@ -425,6 +425,8 @@ class Result:
     files_reads: int
     comment_writes: int
     writes_total: int
+    min_files_reads: int  # PRs that were ever open and ready
+    min_comment_writes: int  # PRs that end with a digest
     floor_files_reads: int
     floor_comment_writes: int
     naive_runs: int
@@ -554,6 +556,8 @@ def measure(label: str, day: Day, state: TimedState, svc: ServiceProcess, sent: 
         files_reads=sum(1 for c in state.timed_calls if c.route == FILES_ROUTE),
         comment_writes=sum(comment_writes.values()),
         writes_total=sum(1 for c in state.timed_calls if c.method in WRITE_METHODS),
+        min_files_reads=len({s.step.number for s in sent if s.wants_digest}),
+        min_comment_writes=sum(1 for pr in day.prs if digests_on(state, pr.number)),
         floor_files_reads=floor_reads, floor_comment_writes=floor_writes,
         naive_runs=naive_runs(day),
         max_comment_writes_per_pr=max(per_pr_writes.values(), default=0),
@@ -609,11 +613,12 @@ def table(results: list[Result]) -> str:
                                           for r in results)),
         ("GitHub calls / delivery", *(f"{r.calls_total / max(1, r.deliveries):.2f}"
                                       for r in results)),
-        ("files reads: bot / floor / naive", *(
-            f"{r.files_reads} / {r.floor_files_reads} / {r.naive_runs}" for r in results)),
-        ("comment writes: bot / floor / naive", *(
-            f"{r.comment_writes} / {r.floor_comment_writes} / {r.naive_runs}"
+        ("files reads: bot / min / settled / naive", *(
+            f"{r.files_reads} / {r.min_files_reads} / {r.floor_files_reads} / {r.naive_runs}"
             for r in results)),
+        ("comment writes: bot / min / settled / naive", *(
+            f"{r.comment_writes} / {r.min_comment_writes} / {r.floor_comment_writes} / "
+            f"{r.naive_runs}" for r in results)),
         ("comment writes per PR: mean / max", *(
             f"{r.comment_writes / max(1, r.prs):.2f} / {r.max_comment_writes_per_pr}"
             for r in results)),
