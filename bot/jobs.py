@@ -64,6 +64,9 @@ class Worker:
         self._timers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
+        recovered = await self._store.recover_orphans()
+        if recovered:
+            log.warning("requeued %d job(s) a dead process left running", recovered)
         self._loop = asyncio.get_running_loop()
         self._tokens = asyncio.Queue()
         self._stopping = False

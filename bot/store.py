@@ -7,6 +7,7 @@ job recomputes the digest from GitHub, so coalescing and re-running are harmless
 from __future__ import annotations
 
 import json
+import math
 import random
 import sqlite3
 import time
@@ -101,6 +102,8 @@ class JobStore(Protocol):
 
     async def release_expired_leases(self, now: float | None = None) -> int: ...
 
+    async def recover_orphans(self) -> int: ...
+
     async def counts(self) -> dict[JobState, int]: ...
 
     async def get(self, job_id: int) -> Job | None: ...
@@ -140,6 +143,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
+CREATE INDEX IF NOT EXISTS jobs_pr ON jobs (repo, number, state);
 """
 _COLUMNS = (
     "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
@@ -303,7 +307,10 @@ class SqliteJobStore:
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
                 " AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM jobs r"
-                " WHERE r.key = j.key AND r.state = 'running')"
+                " WHERE r.state = 'running' AND (r.key = j.key"
+                # One job per PR at a time, whatever its kind: a /digest command and the
+                # PR's own digest run would otherwise both find no comment and both post.
+                " OR (r.repo = j.repo AND r.number = j.number)))"
                 " ORDER BY not_before, id LIMIT 1",
                 (at,),
             ).fetchone()
@@ -363,14 +370,27 @@ class SqliteJobStore:
         returns to the queue. Counted as an attempt, so a job that kills its worker
         every time ends up parked instead of looping."""
 
+        at = self._clock() if now is None else now
+        return await self._requeue_running("lease expired (worker died?)", lease_before=at)
+
+    async def recover_orphans(self) -> int:
+        """At start-up, every job still marked running belongs to a process that died:
+        the embedded store serves one process, so waiting out the lease (minutes) would
+        only hold those PRs back. Counted as an attempt, like an expired lease."""
+        return await self._requeue_running("found running at start-up (process died?)")
+
+    async def _requeue_running(self, reason: str, lease_before: float | None = None) -> int:
+        # Every running job holds a lease (set by claim); infinity means "any lease".
+        before = math.inf if lease_before is None else lease_before
+
         def op(conn: sqlite3.Connection) -> int:
-            at = self._clock() if now is None else now
+            at = self._clock()
             cur = conn.execute(
                 "UPDATE jobs SET state = CASE WHEN attempts + 1 >= ? THEN 'parked'"
                 " ELSE 'queued' END, attempts = attempts + 1, not_before = ?,"
-                " last_error = 'lease expired (worker died?)', lease_until = NULL,"
+                " last_error = ?, lease_until = NULL,"
                 " updated_at = ? WHERE state = 'running' AND lease_until < ?",
-                (self._max_attempts, at, at, at),
+                (self._max_attempts, at, reason, at, before),
             )
             return cur.rowcount
 

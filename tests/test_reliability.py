@@ -188,12 +188,6 @@ def test_kill_9_with_a_burst_queued_loses_no_accepted_delivery_and_forgeries_lea
             api_calls=len(state.calls), refused_401=len(refused))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: a job that was running when the host was killed stays 'running' in "
-    "the store until its 300 s lease expires (checked every 30 s), and claim() skips "
-    "every job of a PR with a running one, so that PR waits ~5 minutes after a restart "
-    "(fix idea: renew a short lease while the job runs, or tag leases with a process "
-    "id so a restarted single process can release its dead predecessor's)"))
 def test_kill_9_while_jobs_run_converges_soon_after_restart(
     state: FakeGitHubState, url: str, tmp_path: Path
 ) -> None:
@@ -453,7 +447,9 @@ def test_content_creating_requests_are_paced(
                                       ("PATCH", "/repos/{owner}/{repo}/issues/comments/"
                                                 "{comment_id}"): 10}
     gaps = [b.at - a.at for a, b in pairwise(writes)]
-    assert min(gaps) >= 0.18, sorted(gaps)[:5]
+    # Timed where the fake answers, not where the pacer releases: allow jitter. Without
+    # pacing the gaps would be a few milliseconds.
+    assert min(gaps) >= 0.15, sorted(gaps)[:5]
     busiest = max(sum(1 for w in writes if a.at <= w.at < a.at + 60) for a in writes)
     assert busiest <= 80
     _report("pacing 0.2 s", writes=len(writes), min_gap_s=round(min(gaps), 3),

@@ -233,3 +233,50 @@ async def test_sqlite_failure_is_reported_as_unavailable(tmp_path: Path) -> None
         assert await s.enqueue(pr_job()) > 0
     finally:
         s.close()
+
+
+def command_job(number: int = 7, comment_id: int = 99) -> NewJob:
+    return NewJob(kind="command", key=command_key(REPO, comment_id, "abc"), installation_id=1,
+                  repo=REPO, number=number, payload={"comment_id": comment_id, "body": "/digest"})
+
+
+async def test_a_command_waits_while_its_prs_digest_job_runs(
+    store: SqliteJobStore, clock: Clock
+) -> None:
+    await store.enqueue(pr_job(7))
+    running = await store.claim(clock.now + 5)
+    assert running is not None
+    assert running.kind == "pr"
+    await store.enqueue(command_job(7))
+    await store.enqueue(command_job(8, comment_id=100))
+    other = await store.claim(clock.now + 5)
+    assert other is not None
+    assert (other.kind, other.number) == ("command", 8)  # another PR is not held back
+    assert await store.claim(clock.now + 5) is None  # PR 7's command waits for its digest run
+    await store.complete(running.id)
+    after = await store.claim(clock.now + 5)
+    assert after is not None
+    assert (after.kind, after.number) == ("command", 7)
+
+
+async def test_jobs_left_running_by_a_dead_process_are_requeued_at_start(
+    tmp_path: Path, clock: Clock
+) -> None:
+    path = tmp_path / "jobs.db"
+    dead = SqliteJobStore(path, clock=clock, settle_seconds=0.0, lease_seconds=300.0)
+    await dead.enqueue(pr_job(7))
+    claimed = await dead.claim(clock.now)
+    assert claimed is not None
+    dead.close()  # the process died mid-job; its 300 s lease has not expired
+
+    fresh = SqliteJobStore(path, clock=clock, settle_seconds=0.0, lease_seconds=300.0)
+    try:
+        assert await fresh.recover_orphans() == 1
+        again = await fresh.claim(clock.now)
+        assert again is not None
+        assert again.id == claimed.id
+        assert again.attempts == 1
+        await fresh.complete(again.id)
+        assert await fresh.recover_orphans() == 0
+    finally:
+        fresh.close()
