@@ -19,12 +19,12 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.jobs import Worker
 from bot.logs import register_secret
 from bot.metrics import Metrics
 from bot.settings import Settings
 from bot.store import Delivery, JobStore, StoreUnavailable
 from bot.webhooks import BotIdentity, Ignored, PayloadError, route_event, verify_signature
+from bot.worker_thread import JobRunner
 
 log = logging.getLogger("bot.app")
 
@@ -64,7 +64,7 @@ class _Intake:
     settings: Settings
     store: JobStore
     metrics: Metrics
-    worker: Worker | None
+    worker: JobRunner | None
     draining: bool = False
     _warned_unsigned: bool = False
     _warned_no_secret: bool = False
@@ -228,7 +228,7 @@ def _register_secrets(settings: Settings) -> None:
 
 
 def create_app(
-    settings: Settings, store: JobStore, metrics: Metrics, *, worker: Worker | None = None
+    settings: Settings, store: JobStore, metrics: Metrics, *, worker: JobRunner | None = None
 ) -> Starlette:
     _register_secrets(settings)
     intake = _Intake(settings, store, metrics, worker)

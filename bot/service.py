@@ -24,6 +24,7 @@ from bot.repo_rules import RulesProvider
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
 from bot.store import SqliteJobStore
+from bot.worker_thread import WorkerThread
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def build_service(settings: Settings) -> Service:
         concurrency=settings.workers,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    app = create_app(settings, store, metrics, worker=worker)
+    app = create_app(settings, store, metrics, worker=WorkerThread(worker))
     return Service(app, store, ledger, processor, factory)
 
 
