@@ -48,13 +48,15 @@ class WorkerThread:
 
         def run() -> None:
             loop = asyncio.new_event_loop()
-            self._loop = loop
             try:
                 loop.run_until_complete(self._worker.start())
             except BaseException as exc:
-                caller.call_soon_threadsafe(report, exc)
                 loop.close()
+                caller.call_soon_threadsafe(report, exc)
                 return
+            # Only a started worker has a loop to stop: stop() must never wait on a
+            # loop that is not running.
+            self._loop = loop
             caller.call_soon_threadsafe(report, None)
             loop.run_forever()
             loop.run_until_complete(loop.shutdown_asyncgens())
