@@ -6,19 +6,18 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.github.pacing import WritePacer
 from bot.github.protocol import GitHubError, NotFound, RateLimited, Unprocessable
-from bot.github.retry import RetryPolicy, template_path
+from bot.github.retry import template_path
 from bot.github.session import GitHubSessionFactory
 from bot.metrics import Metrics
-from bot.settings import Settings
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
+from tests.github_env import make_factory, make_settings
 from tests.keys import PRIVATE_KEY_PEM, PUBLIC_KEY_PEM
 
 REPO = "vllm-project/vllm"
@@ -26,13 +25,6 @@ TOKENS = "/app/installations/{installation_id}/access_tokens"
 PULL = "/repos/{owner}/{repo}/pulls/{number}"
 FILES = "/repos/{owner}/{repo}/pulls/{number}/files"
 COMMENTS = "/repos/{owner}/{repo}/issues/{number}/comments"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeGitHubServer]:
-    running = FakeGitHubServer(FakeGitHubState())
-    with running:
-        yield running
 
 
 @pytest.fixture
@@ -47,23 +39,6 @@ def state(server: FakeGitHubServer) -> FakeGitHubState:
 @pytest.fixture
 def url(server: FakeGitHubServer, state: FakeGitHubState) -> str:
     return server.url
-
-
-def make_settings(url: str, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "app_id": 4242, "private_key": PRIVATE_KEY_PEM, "github_api_url": url,
-        "write_interval_seconds": 0.01, "max_retry_wait_seconds": 5.0,
-        "http_timeout_seconds": 0.5,
-    }
-    values.update(overrides)
-    return Settings.model_validate(values)
-
-
-def make_factory(url: str, metrics: Metrics | None = None, **overrides: object
-                 ) -> GitHubSessionFactory:
-    settings = make_settings(url, **overrides)
-    policy = RetryPolicy(max_wait=settings.max_retry_wait_seconds, backoff_base=0.01)
-    return GitHubSessionFactory(settings, metrics or Metrics(), retry_policy=policy)
 
 
 # --- auth and tokens --------------------------------------------------------

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -14,25 +12,16 @@ from githubkit_schemas.latest.models import (
 )
 
 from bot.github.protocol import GitHubError
-from bot.github.retry import RetryPolicy
-from bot.github.session import GitHubSessionFactory
 from bot.metrics import Metrics
-from bot.settings import Settings
 from tests.fakes import responses
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
-from tests.keys import PRIVATE_KEY_PEM, PUBLIC_KEY_PEM
+from tests.github_env import make_factory
+from tests.keys import PUBLIC_KEY_PEM
 
 INSTALLATIONS = "/app/installations"
 REPOSITORIES = "/installation/repositories"
 TOKENS = "/app/installations/{installation_id}/access_tokens"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeGitHubServer]:
-    running = FakeGitHubServer(FakeGitHubState())
-    with running:
-        yield running
 
 
 @pytest.fixture
@@ -51,18 +40,6 @@ def state(server: FakeGitHubServer) -> FakeGitHubState:
 @pytest.fixture
 def url(server: FakeGitHubServer, state: FakeGitHubState) -> str:
     return server.url
-
-
-def make_factory(url: str, metrics: Metrics | None = None, **overrides: object
-                 ) -> GitHubSessionFactory:
-    values: dict[str, object] = {
-        "app_id": 4242, "private_key": PRIVATE_KEY_PEM, "github_api_url": url,
-        "max_retry_wait_seconds": 5.0, "http_timeout_seconds": 0.5,
-    }
-    values.update(overrides)
-    settings = Settings.model_validate(values)
-    policy = RetryPolicy(max_wait=settings.max_retry_wait_seconds, backoff_base=0.01)
-    return GitHubSessionFactory(settings, metrics or Metrics(), retry_policy=policy)
 
 
 async def test_lists_unarchived_repos_of_every_installation(state: FakeGitHubState,

@@ -29,15 +29,13 @@ from bot.github.protocol import (
     RateLimited,
     Unprocessable,
 )
-from bot.github.retry import RetryPolicy
 from bot.github.session import GitHubSessionFactory
-from bot.metrics import Metrics
-from bot.settings import Settings
 from tests.fakes import responses
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_memory import MemoryGitHub
 from tests.fakes.github_state import FakeFile, FakeGitHubState
-from tests.keys import PRIVATE_KEY_PEM, PUBLIC_KEY_PEM
+from tests.github_env import make_factory
+from tests.keys import PUBLIC_KEY_PEM
 
 REPO = "vllm-project/vllm"
 COMMENTS = "/repos/{owner}/{repo}/issues/{number}/comments"
@@ -104,10 +102,7 @@ def http_url(http_state: FakeGitHubState) -> Iterator[str]:
 
 
 def factory_for(url: str) -> GitHubSessionFactory:
-    settings = Settings(app_id=4242, private_key=PRIVATE_KEY_PEM, github_api_url=url,
-                        write_interval_seconds=0.0, http_timeout_seconds=0.5)
-    return GitHubSessionFactory(settings, Metrics(),
-                                retry_policy=RetryPolicy(max_wait=2, backoff_base=0.01))
+    return make_factory(url, write_interval_seconds=0.0)
 
 
 async def test_memory_and_http_fakes_agree(http_state: FakeGitHubState, http_url: str) -> None:

@@ -25,8 +25,6 @@ import pytest
 
 from bot.app import create_app
 from bot.github.protocol import GitHubError
-from bot.github.retry import RetryPolicy
-from bot.github.session import GitHubSessionFactory
 from bot.jobs import Worker
 from bot.logs import configure_logging, register_secret
 from bot.metrics import Metrics
@@ -34,6 +32,7 @@ from bot.settings import Settings
 from bot.store import Job, NewJob, SqliteJobStore
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
+from tests.github_env import factory_for
 from tests.keys import PRIVATE_KEY_PEM, PUBLIC_KEY_PEM
 from tests.signing import sign, signed_headers
 
@@ -205,13 +204,6 @@ async def test_intake_logs_no_secret_and_no_signature(
 # -- the GitHub adapter and the worker ------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeGitHubServer]:
-    running = FakeGitHubServer(FakeGitHubState())
-    with running:
-        yield running
-
-
 @pytest.fixture
 def state(server: FakeGitHubServer) -> FakeGitHubState:
     s = FakeGitHubState(app_public_key_pem=PUBLIC_KEY_PEM)
@@ -219,11 +211,6 @@ def state(server: FakeGitHubServer) -> FakeGitHubState:
     s.add_pull(REPO, 1, title="[Core] Fix", files=["vllm/core.py"])
     server.use(s)
     return s
-
-
-def factory_for(settings: Settings) -> GitHubSessionFactory:
-    policy = RetryPolicy(max_wait=settings.max_retry_wait_seconds, backoff_base=0.01)
-    return GitHubSessionFactory(settings, Metrics(), retry_policy=policy)
 
 
 async def test_adapter_failures_log_and_raise_no_key_jwt_or_token(
