@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from hashlib import sha256
 
-from bot.github.protocol import GitHubAPI, PullRequest
+from bot.github.protocol import PullRequest
 from bot.store import JobStore, NewJob, pr_key
 
 log = logging.getLogger(__name__)
-
-RepoLister = Callable[[], Awaitable[Sequence[tuple[int, str]]]]
-OpenSession = Callable[[int], "Awaitable[GitHubAPI]"]
-
 
 def fingerprint(pr: PullRequest, rules_version: str) -> str:
     """Everything the digest is a function of that the PR list endpoint shows.

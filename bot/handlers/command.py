@@ -97,7 +97,7 @@ async def handle_command_comment(
             extra={"repo": job.repo, "pr": job.number},
         )
     if steer != Steer():
-        await sync_pull_request(gh, ctx, job.repo, job.number, steer)
+        await sync_pull_request(gh, ctx, job.repo, job.number, steer, pr=pr)
     if wants_help:
         await gh.create_comment(job.repo, job.number, render_help_table(ALL_COMMANDS, lang))
     await _finish(gh, job, refusals, lang)

@@ -65,9 +65,15 @@ class SyncOutcome:
 
 
 async def sync_pull_request(
-    gh: GitHubAPI, ctx: HandlerContext, repo: str, number: int, steer: Steer = Steer()
+    gh: GitHubAPI,
+    ctx: HandlerContext,
+    repo: str,
+    number: int,
+    steer: Steer = Steer(),
+    *,
+    pr: PullRequest | None = None,  # already fetched by the caller in this job
 ) -> SyncOutcome:
-    pr = await gh.get_pull(repo, number)
+    pr = pr or await gh.get_pull(repo, number)
     if pr.state != "open":
         return SyncOutcome("closed", pr)
     comments = [
@@ -104,12 +110,18 @@ async def sync_pull_request(
         update={"routing": routing, "muted": muted, "routed": routed, "owned_labels": owned}
     )
     wanted = steer.force or steer.muted is not None or digest.verdict != "quiet"
-    markdown = render_digest(digest, ticked=existing_ticks(comments, ctx.bot_login))
-    quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
-    plan = plan_sticky(comments, ctx.bot_login, markdown if wanted else None,
-                       quiet_body=quiet_body)
+    if wanted:
+        markdown: str | None = render_digest(
+            digest, ticked=existing_ticks(comments, ctx.bot_login)
+        )
+        plan = plan_sticky(comments, ctx.bot_login, markdown)
+    else:
+        # Nothing for reviewers: an existing digest is reduced to the quiet body.
+        markdown = None
+        quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
+        plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body)
     await execute_sticky(gh, ctx, repo, number, plan)
-    return SyncOutcome(plan.action, pr, digest, markdown if wanted else None)
+    return SyncOutcome(plan.action, pr, digest, markdown)
 
 
 async def execute_sticky(
