@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cachetools import TTLCache
+
 from bot.core.findings import Lang
 from bot.core.permissions import CommandBudget, Permission
 from bot.github.protocol import GitHubAPI
@@ -13,24 +15,9 @@ from bot.metrics import Metrics
 from bot.repo_rules import RulesProvider
 
 
-@dataclass
-class TtlCache:
-    """A small per-process cache for facts that change slowly (permissions, load)."""
-
-    ttl: float
-    clock: Callable[[], float] = time.monotonic
-    _items: dict[str, tuple[float, object]] = field(default_factory=dict)
-
-    def get(self, key: str) -> object | None:
-        hit = self._items.get(key)
-        if hit is None or self.clock() - hit[0] > self.ttl:
-            return None
-        return hit[1]
-
-    def put(self, key: str, value: object) -> None:
-        if len(self._items) > 10_000:
-            self._items.clear()
-        self._items[key] = (self.clock(), value)
+def _ttl_cache(ttl: float) -> TTLCache[str, object]:
+    # Per-process caches for facts that change slowly (permissions, review load).
+    return TTLCache(maxsize=10_000, ttl=ttl)
 
 
 @dataclass
@@ -43,8 +30,8 @@ class HandlerContext:
     command_runs_per_minute: int = 6
     uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
-    permissions: TtlCache = field(default_factory=lambda: TtlCache(ttl=600.0))
-    review_load: TtlCache = field(default_factory=lambda: TtlCache(ttl=600.0))
+    permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
+    review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     command_budget: CommandBudget = field(init=False)
 
     def __post_init__(self) -> None:
@@ -58,5 +45,5 @@ async def permission_of(gh: GitHubAPI, ctx: HandlerContext, repo: str, user: str
     if isinstance(cached, str):
         return cached  # type: ignore[return-value]
     permission = await gh.get_permission(repo, user)
-    ctx.permissions.put(key, permission)
+    ctx.permissions[key] = permission
     return permission

@@ -125,5 +125,5 @@ async def _review_load(gh: GitHubAPI, ctx: HandlerContext, repo: str) -> dict[st
     for pull in await gh.list_open_pulls(repo, limit=100):
         counts.update(pull.requested_users)
     load = dict(counts)
-    ctx.review_load.put(repo, load)
+    ctx.review_load[repo] = load
     return load
