@@ -97,7 +97,7 @@ def measure_ack(svc: ServiceProcess, state: FakeGitHubState, deliveries: int,
     # gap to the client's numbers is event-loop wait, HTTP and the client itself.
     inside = sorted(
         float(r["duration_ms"]) for r in svc.log_records()
-        if r.get("logger") == "bot.app" and r.get("action") == "synchronize"
+        if r.get("logger") == "bot.intake.app" and r.get("action") == "synchronize"
         and "duration_ms" in r
     )
     return {

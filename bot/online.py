@@ -17,8 +17,8 @@ from bot.github.protocol import GitHubAPI
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import Steer, sync_pull_request
+from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
-from bot.repo_rules import RulesProvider
 from bot.rules_files import read_rule_sources
 from bot.service import DEFAULT_BOT_LOGIN
 from bot.settings import Settings

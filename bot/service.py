@@ -11,20 +11,20 @@ from dataclasses import dataclass
 import uvicorn
 from starlette.applications import Starlette
 
-from bot.app import create_app
 from bot.github.protocol import GitHubError
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
-from bot.jobs import Worker
-from bot.ledger import Ledger
+from bot.handlers.processor import JobProcessor
+from bot.handlers.repo_rules import RulesProvider
+from bot.intake.app import create_app
 from bot.logs import configure_logging, register_secret
 from bot.metrics import Metrics
-from bot.processor import JobProcessor
-from bot.repo_rules import RulesProvider
+from bot.queue.jobs import Worker
+from bot.queue.ledger import Ledger
+from bot.queue.store import SqliteJobStore
+from bot.queue.worker_thread import WorkerThread
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
-from bot.store import SqliteJobStore
-from bot.worker_thread import WorkerThread
 
 log = logging.getLogger(__name__)
 

@@ -394,7 +394,7 @@ class ServiceProcess:
     ) -> list[dict[str, Any]]:
         return [
             r for r in self.log_records()
-            if r.get("logger") == "bot.jobs" and str(r.get("msg", "")).startswith("job ")
+            if r.get("logger") == "bot.queue.jobs" and str(r.get("msg", "")).startswith("job ")
             and (pr is None or r.get("pr") == pr)
             and (kind is None or r.get("kind") == kind)
             and (outcome is None or r.get("outcome") == outcome)

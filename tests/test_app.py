@@ -16,12 +16,12 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from bot.app import create_app
-from bot.jobs import Worker
+from bot.intake.app import create_app
 from bot.logs import JsonFormatter, configure_logging, redact, register_secret
 from bot.metrics import Metrics
+from bot.queue.jobs import Worker
+from bot.queue.store import Job, SqliteJobStore
 from bot.settings import Settings
-from bot.store import Job, SqliteJobStore
 from tests.signing import sign, signed_headers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
@@ -289,7 +289,7 @@ async def test_redelivery_of_a_parked_job_requeues_it(svc: Service) -> None:
 async def test_unsigned_is_accepted_only_in_zero_config_dry_run(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.app")
+    caplog.set_level(logging.WARNING, logger="bot.intake.app")
     body = body_of("pull_request.opened")
     headers = signed_headers("pull_request", body, SECRET)
     del headers["X-Hub-Signature-256"]
@@ -426,11 +426,11 @@ def test_json_log_lines_carry_context_and_no_secret(capsys: pytest.CaptureFixtur
 async def test_rejected_delivery_logs_no_signature(
     svc: Service, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="bot.app")
+    caplog.set_level(logging.INFO, logger="bot.intake.app")
     body = body_of("pull_request.opened")
     headers = signed_headers("pull_request", body, "wrong")
     await svc.http.post("/webhook", content=body, headers=headers)
-    records = [r for r in caplog.records if r.name == "bot.app"]
+    records = [r for r in caplog.records if r.name == "bot.intake.app"]
     assert records
     assert records[-1].__dict__["outcome"] == "unauthorized"
     assert all(headers["X-Hub-Signature-256"] not in r.getMessage() for r in records)

@@ -25,10 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.app import create_app
+from bot.intake.app import create_app
 from bot.metrics import Metrics
+from bot.queue.store import Job, SqliteJobStore
 from bot.settings import Settings
-from bot.store import Job, SqliteJobStore
 from tests.signing import sign, signed_headers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"

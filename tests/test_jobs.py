@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.jobs import Worker
 from bot.metrics import Metrics
-from bot.store import Job, NewJob, SqliteJobStore, pr_key
+from bot.queue.jobs import Worker
+from bot.queue.store import Job, NewJob, SqliteJobStore, pr_key
 
 REPO = "vllm-project/vllm"
 

@@ -1,16 +1,21 @@
-"""bot/core must stay pure: no I/O libraries, no asyncio (ARCHITECTURE.md)."""
+"""bot/core stays pure and bot/intake stays thin (docs/architecture.md)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "bot" / "core"
+BOT = Path(__file__).resolve().parent.parent / "bot"
+CORE = BOT / "core"
+INTAKE = BOT / "intake"
+# The ack path must stay thin: verify, persist, 202. Whatever talks to GitHub or runs a
+# job belongs to the worker side.
+INTAKE_FORBIDDEN = {"bot.handlers", "bot.github", "githubkit", "bot.view", "bot.repo_index"}
 FORBIDDEN = {
     "githubkit", "starlette", "httpx", "uvicorn", "asyncio", "anyio", "sqlite3",
-    "aiosqlite", "socket", "requests", "urllib", "subprocess", "bot.github", "bot.store",
-    "bot.app", "bot.handlers", "bot.settings", "bot.rules_files", "bot.sqlite_writer",
-    "bot.ledger", "bot.jobs", "bot.processor", "bot.service",
+    "aiosqlite", "socket", "requests", "urllib", "subprocess", "bot.github", "bot.intake",
+    "bot.queue", "bot.handlers", "bot.view", "bot.repo_index", "bot.settings",
+    "bot.rules_files", "bot.service", "bot.online", "bot.cli", "bot.logs", "bot.metrics",
 }
 FORBIDDEN_CALLS = {"open", "input", "print"}
 
@@ -56,3 +61,14 @@ def test_the_check_itself_catches_an_offender() -> None:
     assert [n for n in _imports(tree) if _is_forbidden(n)] == [
         "asyncio", "githubkit", "bot.github.adapter",
     ]
+
+
+def test_intake_imports_no_handler_or_github_code() -> None:
+    assert (INTAKE / "app.py").exists()
+    offenders = {
+        f"{path.relative_to(INTAKE)}: {name}"
+        for path in INTAKE.rglob("*.py")
+        for name in _imports(ast.parse(path.read_text()))
+        if any(name == bad or name.startswith(bad + ".") for bad in INTAKE_FORBIDDEN)
+    }
+    assert offenders == set()

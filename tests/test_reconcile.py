@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.ledger import Ledger
-from bot.processor import JobProcessor
-from bot.store import Job, SqliteJobStore
+from bot.handlers.processor import JobProcessor
+from bot.queue.ledger import Ledger
+from bot.queue.store import Job, SqliteJobStore
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
 from tests.github_env import factory_for, make_settings

@@ -1,4 +1,4 @@
-"""No secret reaches a log line or an error (issue 5, "Prove it"; ARCHITECTURE.md).
+"""No secret reaches a log line or an error (issue 5, "Prove it"; docs/architecture.md).
 
 Representative flows run with real secrets configured: the webhook intake (good and
 forged signatures), the githubkit adapter against the fake GitHub server (tokens,
@@ -23,13 +23,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.app import create_app
 from bot.github.protocol import GitHubError
-from bot.jobs import Worker
+from bot.intake.app import create_app
 from bot.logs import configure_logging, register_secret
 from bot.metrics import Metrics
+from bot.queue.jobs import Worker
+from bot.queue.store import Job, NewJob, SqliteJobStore
 from bot.settings import Settings
-from bot.store import Job, NewJob, SqliteJobStore
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
 from tests.github_env import factory_for
@@ -233,7 +233,7 @@ async def test_adapter_failures_log_and_raise_no_key_jwt_or_token(
                 await call()
             except GitHubError as exc:
                 capture.add_error(exc)
-                logging.getLogger("bot.jobs").warning("job failed: %s", exc, exc_info=exc)
+                logging.getLogger("bot.queue.jobs").warning("job failed: %s", exc, exc_info=exc)
         state.rate_limit_remaining = 0
         with pytest.raises(GitHubError) as exhausted:
             await gh.get_pull(REPO, 1)
@@ -254,7 +254,7 @@ async def test_adapter_failures_log_and_raise_no_key_jwt_or_token(
             pass
     assert unauthorized.value.status == 401
     capture.add_error(unauthorized.value)
-    logging.getLogger("bot.jobs").exception("job failed", exc_info=unauthorized.value)
+    logging.getLogger("bot.queue.jobs").exception("job failed", exc_info=unauthorized.value)
 
     issued.update(state.tokens)
     assert len(issued) == 2

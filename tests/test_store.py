@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import Delivery, NewJob, SqliteJobStore, StoreUnavailable, command_key, pr_key
+from bot.queue.store import Delivery, NewJob, SqliteJobStore, StoreUnavailable, command_key, pr_key
 
 REPO = "vllm-project/vllm"
 

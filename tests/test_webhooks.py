@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.webhooks import (
+from bot.intake.webhooks import (
     BotIdentity,
     Ignored,
     PayloadError,

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bot.worker_thread import WorkerThread
+from bot.queue.worker_thread import WorkerThread
 
 
 class BusyWorker:

@@ -63,7 +63,7 @@ def repo_config_note(problem: str, lang: Lang) -> str:
 
 
 def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
-    """The `--format json` contract (ARCHITECTURE.md): stable keys, extended not renamed."""
+    """The `--format json` contract (docs/architecture.md): stable keys, extended not renamed."""
     return {
         "repo": digest.repo,
         "number": digest.number,

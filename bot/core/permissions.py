@@ -10,7 +10,7 @@
 (GET /repos/{owner}/{repo}/collaborators/{user}/permission, using `role_name` so that
 maintain and triage are told apart from write and read), never from a webhook's
 `author_association`: that field says CONTRIBUTOR for private members of the org and
-ignores write access granted through a team (ARCHITECTURE.md, "Facts").
+ignores write access granted through a team (docs/architecture.md, "Facts").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Turn GitHub's pull-request JSON (webhook payload or REST object) into PullRequestFacts.
 
 App-owned models with extra="ignore": githubkit's webhook models reject many real
-payloads and cost ~9 ms per parse (ARCHITECTURE.md), and we need a dozen fields.
+payloads and cost ~9 ms per parse (docs/architecture.md), and we need a dozen fields.
 """
 
 from __future__ import annotations

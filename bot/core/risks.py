@@ -1,7 +1,7 @@
 """The risk checklist: what a vLLM reviewer would still ask for before merging.
 
 Each check is a small function from (PR, parsed body, matched areas, compiled
-settings) to at most one Risk. Ids are a contract (ARCHITECTURE.md); wording lives
+settings) to at most one Risk. Ids are a contract (docs/architecture.md); wording lives
 in bot/core/i18n.py; every list or threshold that is a choice lives in RiskSettings.
 """
 

@@ -1,1 +1,1 @@
-"""Thin handlers: unpack a job, fetch facts once, call the core, execute its plan."""
+"""What a job does: unpack it, fetch facts once, call the core, execute its plan."""

@@ -11,8 +11,8 @@ from cachetools import TTLCache
 from bot.core.findings import Lang
 from bot.core.permissions import CommandBudget, Permission
 from bot.github.protocol import GitHubAPI
+from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
-from bot.repo_rules import RulesProvider
 
 
 def _ttl_cache(ttl: float) -> TTLCache[str, object]:

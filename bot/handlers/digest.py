@@ -1,6 +1,6 @@
 """Converge one PR's sticky digest comment to what the current PR state says it should be.
 
-Level-triggered (ARCHITECTURE.md): whatever event arrived, the job re-reads the PR and
+Level-triggered (docs/architecture.md): whatever event arrived, the job re-reads the PR and
 recomputes the whole comment; redeliveries and duplicates therefore change nothing, and
 a write happens only when the rendered body differs from the one on GitHub.
 """

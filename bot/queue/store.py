@@ -1,6 +1,6 @@
 """The durable inbox: deliveries and jobs in SQLite, coalesced per PR, safe against kill -9.
 
-The store is an inbox and a cache, never the source of truth (ARCHITECTURE.md): every
+The store is an inbox and a cache, never the source of truth (docs/architecture.md): every
 job recomputes the digest from GitHub, so coalescing and re-running are harmless.
 """
 
@@ -17,12 +17,12 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.settings import Settings
-from bot.sqlite_writer import SqliteWriter
+from bot.queue.sqlite_writer import SqliteWriter
 
 # Part of the JobStore contract (every method may raise it), so callers import it from
 # here; it is defined next to the writer thread that raises it.
-from bot.sqlite_writer import StoreUnavailable as StoreUnavailable
+from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
+from bot.settings import Settings
 
 JobKind = Literal["pr", "command", "sweep"]
 JobState = Literal["queued", "running", "done", "failed", "parked"]

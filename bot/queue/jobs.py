@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from bot.logs import redact
 from bot.metrics import Metrics
-from bot.store import Job, JobStore, StoreUnavailable
+from bot.queue.store import Job, JobStore, StoreUnavailable
 
 Processor = Callable[[Job], Awaitable[None]]
 Periodic = tuple[float, Callable[[], Awaitable[object]]]
 
-log = logging.getLogger("bot.jobs")
+log = logging.getLogger("bot.queue.jobs")
 
 
 def retry_after_of(exc: BaseException) -> float | None:

@@ -1,6 +1,6 @@
 """What the bot last converged each PR to, and what dry-run would have written.
 
-A cache, never the source of truth (ARCHITECTURE.md): the reconcile sweep compares a
+A cache, never the source of truth (docs/architecture.md): the reconcile sweep compares a
 PR's current fingerprint with the one recorded here to find PRs a missed delivery left
 stale; losing this table only costs one extra digest run per open PR.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.github.dry_run import RecordedWrite
-from bot.sqlite_writer import SqliteWriter
+from bot.queue.sqlite_writer import SqliteWriter
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pr_state (

@@ -15,10 +15,10 @@ from bot.github.session import GitHubSessionFactory
 from bot.handlers.command import CommentCommandJob, handle_command_comment
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
-from bot.ledger import Ledger
-from bot.reconcile import enqueue_stale, fingerprint
+from bot.handlers.reconcile import enqueue_stale, fingerprint
+from bot.queue.ledger import Ledger
+from bot.queue.store import Job, JobStore
 from bot.settings import Settings
-from bot.store import Job, JobStore
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.store import NewJob, command_key, pr_key
+from bot.queue.store import NewJob, command_key, pr_key
 
 SIGNATURE_PREFIX = "sha256="
 

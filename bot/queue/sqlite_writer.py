@@ -1,6 +1,6 @@
 """One writer thread per SQLite file: calls that arrive together commit as one transaction.
 
-Shared by the job inbox (bot/store.py) and the ledger (bot/ledger.py), so every write
+Shared by the job inbox (bot/queue/store.py) and the ledger (bot/queue/ledger.py), so every write
 leaves the event loop and a burst of webhooks costs one transaction, not one per delivery.
 """
 

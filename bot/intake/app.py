@@ -19,14 +19,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bot.intake.webhooks import BotIdentity, Ignored, PayloadError, route_event, verify_signature
 from bot.logs import register_secret
 from bot.metrics import Metrics
+from bot.queue.store import Delivery, JobStore, StoreUnavailable
+from bot.queue.worker_thread import JobRunner
 from bot.settings import Settings
-from bot.store import Delivery, JobStore, StoreUnavailable
-from bot.webhooks import BotIdentity, Ignored, PayloadError, route_event, verify_signature
-from bot.worker_thread import JobRunner
 
-log = logging.getLogger("bot.app")
+log = logging.getLogger("bot.intake.app")
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({

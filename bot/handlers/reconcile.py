@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from hashlib import sha256
 
 from bot.github.protocol import PullRequest
-from bot.store import JobStore, NewJob, pr_key
+from bot.queue.store import JobStore, NewJob, pr_key
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 class JobRunner(Protocol):
-    """What the intake needs of a worker (bot.jobs.Worker, or this thread around one)."""
+    """What the intake needs of a worker (bot.queue.jobs.Worker, or this thread around one)."""
 
     async def start(self) -> None: ...
 

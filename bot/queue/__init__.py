@@ -1,0 +1,1 @@
+"""The durable inbox and the worker that drains it: store, writer thread, jobs, ledger."""
