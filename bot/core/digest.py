@@ -11,7 +11,7 @@ from bot.core.findings import Digest, Lang, Reviewers, RoutingOutcome
 from bot.core.i18n import t
 from bot.core.reviewers import suggested_reviewers
 from bot.core.risks import assess_risks
-from bot.core.rules import RuleSet, match_areas
+from bot.core.rules import AreaMatchResult, RuleSet, match_areas
 from bot.core.symbols import extract_symbols, removed_files
 from bot.core.verdict import judge_verdict
 
@@ -50,7 +50,7 @@ def build_digest(
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
-        notes=(*_notes(facts, lang), *extra_notes),
+        notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
         deletions=facts.total_deletions,
@@ -113,6 +113,10 @@ def _notes(facts: PullRequestFacts, lang: Lang) -> tuple[str, ...]:
     if not facts.files:
         return (t(lang, "note.no_files"),)
     return ()
+
+
+def _scan_notes(matched: AreaMatchResult, lang: Lang) -> tuple[str, ...]:
+    return () if matched.added_complete else (t(lang, "note.added_scan_partial"),)
 
 
 def _without_author(reviewers: Reviewers, author: str) -> Reviewers:
