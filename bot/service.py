@@ -6,11 +6,14 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 
+from bot.credentials import CredentialCheck
 from bot.github.protocol import GitHubError
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
@@ -39,6 +42,7 @@ class Service:
     ledger: Ledger
     processor: JobProcessor
     factory: GitHubSessionFactory
+    credentials: CredentialCheck | None = None
 
     def close(self) -> None:
         self.store.close()
@@ -97,8 +101,17 @@ def build_service(settings: Settings) -> Service:
         concurrency=settings.workers,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    app = create_app(settings, store, metrics, worker=WorkerThread(worker))
-    return Service(app, store, ledger, processor, factory)
+    credentials: CredentialCheck | None = None
+    background: list[Callable[[], Coroutine[Any, Any, None]]] = []
+    if settings.has_app_credentials:
+        credentials = CredentialCheck(settings, factory)
+        background.append(credentials.run)
+    app = create_app(
+        settings, store, metrics, worker=WorkerThread(worker),
+        not_ready_reason=(lambda: credentials.reason) if credentials is not None else None,
+        background=background,
+    )
+    return Service(app, store, ledger, processor, factory, credentials)
 
 
 def _exit_after_drain(signum: int, frame: object) -> None:
@@ -112,7 +125,8 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     service = build_service(settings)
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
-    log.info("pr-digest listening on http://%s:%d (%s)", host, port, mode)
+    log.info("pr-digest listening on http://%s:%d (%s: %s)", host, port, mode,
+             settings.mode_reason())
     try:
         uvicorn.run(
             service.app, host=host, port=port, log_config=None, access_log=False,

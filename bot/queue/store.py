@@ -96,7 +96,9 @@ class JobStore(Protocol):
 
     async def complete(self, job_id: int) -> None: ...
 
-    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job: ...
+    async def fail(
+        self, job_id: int, error: str, retry_at: float | None = None, *, park: bool = False
+    ) -> Job: ...
 
     async def release(self, job_id: int) -> None: ...
 
@@ -347,14 +349,19 @@ class SqliteJobStore:
         ceiling = min(self._backoff_cap, self._backoff_base * 2 ** max(attempts - 1, 0))
         return float(ceiling * (0.5 + 0.5 * self._rng.random()))
 
-    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job:
+    async def fail(
+        self, job_id: int, error: str, retry_at: float | None = None, *, park: bool = False
+    ) -> Job:
+        """Count a failed attempt; park the job after the last one, or at once if `park`."""
+
         def op(conn: sqlite3.Connection) -> Job:
             now = self._clock()
             row = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None:
                 raise KeyError(job_id)
             attempts = int(row["attempts"]) + 1
-            state: JobState = "parked" if attempts >= self._max_attempts else "failed"
+            parked = park or attempts >= self._max_attempts
+            state: JobState = "parked" if parked else "failed"
             when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts)
             conn.execute(
                 "UPDATE jobs SET state = ?, attempts = ?, not_before = ?, last_error = ?,"
