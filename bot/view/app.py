@@ -70,14 +70,15 @@ class LabelViewRoutes:
     def routes(self) -> list[BaseRoute]:
         return [
             Route("/static/view.css", self.stylesheet, methods=["GET", "HEAD"]),
-            Route("/view/{owner}/{name}", self._guard(self.label_view), methods=["GET", "HEAD"]),
-            Route("/view/{owner}/{name}/feed.atom", self._guard(self.feed),
+            Route("/view/{owner}/{repo}", self._guard(self.label_view),
+                  methods=["GET", "HEAD"]),
+            Route("/view/{owner}/{repo}/feed.atom", self._guard(self.feed),
                   methods=["GET", "HEAD"]),
             # A plain segment, parsed here: an absurdly long number must be a 404, not
             # an int() failure.
-            Route("/view/{owner}/{name}/{number}", self._guard(self.digest_page),
+            Route("/view/{owner}/{repo}/{number}", self._guard(self.digest_page),
                   methods=["GET", "HEAD"]),
-            Route("/api/digests/{owner}/{name}", self._guard(self.api, json_errors=True),
+            Route("/api/digests/{owner}/{repo}", self._guard(self.api, json_errors=True),
                   methods=["GET", "HEAD"]),
         ]
 
@@ -110,7 +111,7 @@ class LabelViewRoutes:
         return response
 
     async def _repo(self, request: Request) -> tuple[str, RepoInfo]:
-        owner, name = request.path_params["owner"], request.path_params["name"]
+        owner, name = request.path_params["owner"], request.path_params["repo"]
         if not (_NAME.match(owner) and _NAME.match(name)):
             raise _NotFound
         info = await self._store.repo_info(f"{owner}/{name}")

@@ -3,6 +3,7 @@ Markdown through markdown-it-py and then the nh3 sanitiser. No script on any pag
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
@@ -121,19 +122,23 @@ def render_not_found(lang: Lang) -> str:
     return _environment().get_template("not_found.html").render(lang=lang, t=_Text(lang))
 
 
+# Characters XML 1.0 forbids (a PR title may hold them; the feed must still parse).
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def render_feed(
     repo: str, entries: Sequence[ViewEntry], *, lang: Lang, label: str | None,
     base_url: str, updated: float,
 ) -> str:
     base = base_url.rstrip("/")
-    return _environment().get_template("feed.atom.xml").render(
+    return _XML_INVALID.sub("", _environment().get_template("feed.atom.xml").render(
         repo=repo, entries=entries, lang=lang, t=_Text(lang), label=label,
         self_url=base + feed_path(repo, label),
         page_url=base + view_path(repo, label=label),
         entry_url=lambda e: base + view_path(repo, e.number),
         github_url=lambda e: safe_href(e.url) if e.url else pull_url(repo, e.number),
         rfc3339=_rfc3339, updated=_rfc3339(updated),
-    )
+    ))
 
 
 def template_names() -> list[str]:
