@@ -49,6 +49,21 @@ class Settings(BaseSettings):
     max_body_bytes: int = 25 * 1024 * 1024
     command_runs_per_minute: int = 6
     bot_login: str | None = None  # normally learned from GET /app
+    index_enabled: bool = Field(
+        default=True,
+        description="Keep a symbol index of each repository's default branch (refreshed on"
+        " push) and add siblings, overrides and callers to the digest",
+    )
+    index_settle_seconds: float = Field(
+        default=600.0, ge=0,
+        description="At most one index refresh per repository per this many seconds: pushes"
+        " in between are folded into the pending refresh (vLLM merges many PRs an hour)",
+    )
+    index_max_tarball_bytes: int = Field(
+        default=300 * 1024 * 1024, gt=0,
+        description="Largest default-branch tarball the index downloads; a bigger one is"
+        " refused with a logged note",
+    )
     log_level: str = "INFO"
 
     @field_validator("private_key", "webhook_secret", "github_token", mode="before")
