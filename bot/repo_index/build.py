@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import tarfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -20,6 +21,7 @@ from typing import IO
 from bot.core.repo_index.parse import DEFAULT_MAX_FILE_BYTES, Skipped, parse_python
 from bot.repo_index.store import IndexWriter
 
+_CORRUPT = (tarfile.TarError, zlib.error, EOFError, TypeError, ValueError)
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
 
 
@@ -83,15 +85,13 @@ def index_tarball(stream: IO[bytes], writer: IndexWriter, limits: Limits = DEFAU
     budget = _Budget(limits)
     try:
         archive = tarfile.open(fileobj=stream, mode="r|*")  # noqa: SIM115 - closed below
-    except tarfile.TarError as exc:
-        raise BuildLimit(f"not a tar archive: {exc}") from None
-    with archive:
-        try:
+        with archive:
             for member in archive:
                 budget.charge(member.size)
                 _index_member(archive, member, writer, limits)
-        except tarfile.TarError as exc:
-            raise BuildLimit(f"archive is corrupt: {exc}") from None
+    except _CORRUPT as exc:
+        # tarfile reports a truncated gzip header as TypeError, bad data as zlib.error.
+        raise BuildLimit(f"archive is corrupt: {type(exc).__name__}: {exc}") from None
 
 
 def _index_member(
