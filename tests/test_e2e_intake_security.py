@@ -143,11 +143,12 @@ def test_a_body_that_never_finishes_gets_408_and_the_connection_closed(
     world: tuple[FakeGitHubState, str], tmp_path: Path
 ) -> None:
     _, url = world
-    with ServiceProcess(url, tmp_path, extra_env={"DIGEST_BODY_TIMEOUT_SECONDS": "1"}) as svc:
-        with socket.create_connection(_address(svc), timeout=5) as sock:
-            sock.sendall(_request_head(1000) + b'{"action": "op')
-            assert _status_of(sock) == 408
-            assert _closed_by_server(sock, 3.0)
+    env = {"DIGEST_BODY_TIMEOUT_SECONDS": "1"}
+    with ServiceProcess(url, tmp_path, extra_env=env) as svc, \
+            socket.create_connection(_address(svc), timeout=5) as sock:
+        sock.sendall(_request_head(1000) + b'{"action": "op')
+        assert _status_of(sock) == 408
+        assert _closed_by_server(sock, 3.0)
 
 
 @pytest.mark.parametrize("secret", ["k," + SECRET, SECRET + ",", "short-secret"])
@@ -164,9 +165,11 @@ def test_a_short_webhook_secret_stops_start_up_with_one_line(
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert "DIGEST_WEBHOOK_SECRET" in lines[0] and "16 characters" in lines[0]
+    assert "DIGEST_WEBHOOK_SECRET" in lines[0]
+    assert "16 characters" in lines[0]
     assert "Traceback" not in done.stderr
-    assert "k," not in lines[0] and SECRET not in lines[0]
+    assert "k," not in lines[0]
+    assert SECRET not in lines[0]
 
 
 def test_unsigned_deliveries_are_refused_when_any_credential_is_configured(
