@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot.core.digest import build_digest, digest_json
 from bot.core.findings import LANGS, Lang
 from bot.core.pr_object import (
@@ -39,6 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
     except UsageError as exc:
         print(f"digest-bot: error: {exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        if exc.title != Settings.__name__:
+            raise
+        for error in exc.errors():
+            # The variable's name and why, never its value (it may be a secret).
+            name = "DIGEST_" + "_".join(str(part) for part in error["loc"]).upper()
+            message = str(error["msg"]).removeprefix("Value error, ")
+            print(f"digest-bot: error: {name}: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
