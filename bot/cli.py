@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot.cli_ops import OpsError, add_operator_commands
 from bot.core.digest import build_digest, digest_json
 from bot.core.findings import LANGS, Lang
@@ -25,7 +27,7 @@ from bot.core.pr_object import (
 from bot.core.render import render_digest
 from bot.core.rules import RuleFileError
 from bot.rules_files import check_rules, load_rules
-from bot.settings_errors import SettingsError, load_settings
+from bot.settings_errors import SettingsError, load_settings, settings_error_lines
 
 # OWNER/REPO#N, OWNER/REPO/pull/N, or the PR's URL (any GitHub host, trailing parts allowed).
 _PR_REFS = (
@@ -50,8 +52,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"digest-bot: error: {exc}", file=sys.stderr)
         return 2
     except SettingsError as exc:
-        for line in exc.lines:
-            print(f"digest-bot: bad setting: {line}", file=sys.stderr)
+        _print_bad_settings(exc.lines)
+        return 2
+    except ValidationError as exc:
+        # Settings() built outside load_settings (e.g. by a subcommand's module).
+        if exc.title != "Settings":
+            raise
+        _print_bad_settings(settings_error_lines(exc))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -61,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+
+
+def _print_bad_settings(lines: list[str]) -> None:
+    for line in lines:
+        print(f"digest-bot: bad setting: {line}", file=sys.stderr)
 
 
 def parse_pr_ref(text: str) -> tuple[str, int] | None:
@@ -111,7 +123,15 @@ def _parser() -> argparse.ArgumentParser:
     digest.add_argument("--rules", type=Path, default=None, help="rules directory")
     digest.add_argument("--explain", action="store_true", help="open the rule trace")
     digest.add_argument("--post", action="store_true", help="online: write the sticky comment")
+    digest.add_argument(
+        "--index", type=Path, default=None,
+        help="offline: a symbol index (a checkout DIR, or a DB built by `index build`)",
+    )
     digest.set_defaults(run=_run_digest)
+
+    from bot.index_cli import add_index_parser
+
+    add_index_parser(sub, UsageError)
 
     check = sub.add_parser("check-rules", help="validate rule files")
     check.add_argument("dir", nargs="?", type=Path, default=None)
@@ -120,6 +140,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = sub.add_parser("commands", help="print the /digest command table (Markdown)")
     commands.add_argument("--lang", choices=LANGS, default="en")
     commands.set_defaults(run=_run_commands)
+
+    endpoints = sub.add_parser("endpoints", help="print the HTTP endpoint table (Markdown)")
+    endpoints.set_defaults(run=_run_endpoints)
 
     schema = sub.add_parser("export-schema", help="write the rule files' JSON Schema")
     schema.add_argument("path", nargs="?", type=Path, default=None)
@@ -183,7 +206,12 @@ def _run_digest(args: argparse.Namespace) -> int:
         )
     rules = _load_rules(rules_dir)
     facts = facts_from_pull_request(pr, files)
-    digest = build_digest(facts, rules, lang, explain=args.explain)
+    context = None
+    if args.index is not None:
+        from bot.index_cli import offline_context
+
+        context = offline_context(args.index, facts, UsageError)
+    digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context)
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0
@@ -207,6 +235,13 @@ def _run_commands(args: argparse.Namespace) -> int:
     from bot.handlers.command import ALL_COMMANDS
 
     print(render_help_table(ALL_COMMANDS, args.lang))
+    return 0
+
+
+def _run_endpoints(args: argparse.Namespace) -> int:
+    from bot.endpoints import render_endpoint_table
+
+    print(render_endpoint_table())
     return 0
 
 

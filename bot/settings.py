@@ -8,12 +8,15 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+MIN_WEBHOOK_SECRET_CHARS = 16
 DEFAULT_RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore")
+    # hide_input_in_errors: a validation error must never print a secret's value.
+    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore",
+                                      hide_input_in_errors=True)
 
     # Every field's description is its row in the README's settings table
     # (`digest-bot settings-table`; tests/test_readme.py checks the README has it).
@@ -26,12 +29,10 @@ class Settings(BaseSettings):
     private_key_path: Path | None = Field(
         default=None, description="a file holding the App's private key (instead of the text)"
     )
-    # Comma-separated so a secret can be rotated: every listed secret is accepted.
-    webhook_secret: SecretStr | None = Field(
-        default=None,
-        description="webhook secret(s), comma-separated to rotate; unset: unsigned deliveries "
-        "are accepted in dry-run only",
-    )
+    webhook_secret: SecretStr | None = Field(default=None, description=(
+        "webhook secret(s), separated by commas to rotate (every listed one is accepted;"
+        f" each at least {MIN_WEBHOOK_SECRET_CHARS} characters, so no secret may contain"
+        " a comma); unset: unsigned deliveries are accepted only without any credential"))
     github_api_url: str = Field(
         default="https://api.github.com", description="GitHub (Enterprise) API"
     )
@@ -106,6 +107,13 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         default=25 * 1024 * 1024, ge=1, description="largest webhook body accepted (413 above)"
     )
+    header_timeout_seconds: float = Field(default=10.0, gt=0, description=(
+        "a connection must finish sending its request headers within this long"
+        " (slow-header attacks); the reverse proxy should enforce its own, shorter one"))
+    body_timeout_seconds: float = Field(default=30.0, gt=0, description=(
+        "a webhook body must arrive completely within this long, or 408"))
+    max_connections: int = Field(default=512, ge=8, description=(
+        "open HTTP connections beyond this are closed at once (file-descriptor bound)"))
     command_runs_per_minute: int = Field(
         default=6, ge=1,
         description="not used: the per-PR command limit is `commands_per_minute` in "
@@ -114,6 +122,34 @@ class Settings(BaseSettings):
     bot_login: str | None = Field(
         default=None,
         description="the bot's login, e.g. `my-app[bot]`; normally learned from `GET /app`",
+    )
+    view_token: SecretStr | None = Field(
+        default=None,
+        description="bearer token that opens a private repository's label view "
+        "(unset: private repositories' views answer 404)",
+    )
+    view_recent_days: float = Field(
+        default=7.0, ge=0,
+        description="how long a merged PR stays in the label view's recently-merged section",
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="the service's public base URL, for absolute links to the label view",
+    )
+    index_enabled: bool = Field(
+        default=True,
+        description="Keep a symbol index of each repository's default branch (refreshed on"
+        " push) and add siblings, overrides and callers to the digest",
+    )
+    index_settle_seconds: float = Field(
+        default=600.0, ge=0,
+        description="At most one index refresh per repository per this many seconds: pushes"
+        " in between are folded into the pending refresh (vLLM merges many PRs an hour)",
+    )
+    index_max_tarball_bytes: int = Field(
+        default=300 * 1024 * 1024, gt=0,
+        description="Largest default-branch tarball the index downloads; a bigger one is"
+        " refused with a logged note",
     )
     log_level: str = Field(
         default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
@@ -133,10 +169,25 @@ class Settings(BaseSettings):
             raise ValueError("must be one of " + ", ".join(_LOG_LEVELS))
         return level
 
-    @field_validator("private_key", "webhook_secret", "github_token", mode="before")
+    @field_validator(
+        "private_key", "webhook_secret", "github_token", "view_token", mode="before"
+    )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secrets_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        # A short part (e.g. "k,<real secret>") would accept HMACs anyone can brute-force.
+        # The message must never echo the secret.
+        if value is not None:
+            parts = [p.strip() for p in value.get_secret_value().split(",")]
+            if any(len(p) < MIN_WEBHOOK_SECRET_CHARS for p in parts):
+                raise ValueError(
+                    f"each comma-separated secret must be at least"
+                    f" {MIN_WEBHOOK_SECRET_CHARS} characters")
+        return value
 
     def webhook_secrets(self) -> list[bytes]:
         if self.webhook_secret is None:
@@ -158,6 +209,10 @@ class Settings(BaseSettings):
         )
 
     @property
+    def has_any_credentials(self) -> bool:
+        return self.has_app_credentials or self.github_token is not None
+
+    @property
     def effective_dry_run(self) -> bool:
         """Dry-run when asked to, and always without App credentials: a plain token
         only authenticates reads (the service cannot verify deliveries or act as an App)."""
@@ -173,3 +228,4 @@ class Settings(BaseSettings):
             return ("only DIGEST_GITHUB_TOKEN is set: authenticated reads, no writes; "
                     "live needs DIGEST_APP_ID and DIGEST_PRIVATE_KEY(_PATH)")
         return "no credentials: unauthenticated reads, no writes"
+
