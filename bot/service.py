@@ -24,6 +24,8 @@ from bot.queue.jobs import Worker
 from bot.queue.ledger import Ledger
 from bot.queue.store import SqliteJobStore
 from bot.queue.worker_thread import WorkerThread
+from bot.repo_index.lookup import IndexLookup
+from bot.repo_index.refresh import IndexRefresher
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
 
@@ -44,6 +46,8 @@ class Service:
     def close(self) -> None:
         self.store.close()
         self.ledger.close()
+        if self.processor.index_lookup is not None:
+            self.processor.index_lookup.close()
 
 
 def build_service(settings: Settings) -> Service:
@@ -67,7 +71,13 @@ def build_service(settings: Settings) -> Service:
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
     )
-    processor = JobProcessor(settings, factory, ctx, store, ledger)
+    refresher = None
+    if settings.index_enabled:
+        ctx.index = IndexLookup(settings.db_path)
+        refresher = IndexRefresher(
+            settings.db_path, max_tarball_bytes=settings.index_max_tarball_bytes
+        )
+    processor = JobProcessor(settings, factory, ctx, store, ledger, refresher)
 
     async def learn_identity() -> None:
         # The bot's login (for finding its own comments and ignoring its own events)

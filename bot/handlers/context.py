@@ -13,6 +13,7 @@ from bot.core.permissions import CommandBudget, Permission
 from bot.github.protocol import GitHubAPI
 from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
+from bot.repo_index.lookup import IndexLookup
 
 
 def _ttl_cache(ttl: float) -> TTLCache[str, object]:
@@ -30,6 +31,7 @@ class HandlerContext:
     command_runs_per_minute: int = 6
     uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
+    index: IndexLookup | None = None  # the default branch's symbol index, when kept
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     command_budget: CommandBudget = field(init=False)
