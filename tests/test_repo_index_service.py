@@ -128,7 +128,7 @@ async def processor(
 
 def _job(kind: str, number: int | None, payload: dict[str, Any]) -> Job:
     key = index_key(REPO) if kind == "index" else f"pr:{REPO}#{number}"
-    return Job(id=0, kind=kind, key=key, installation_id=1, repo=REPO,  # type: ignore[arg-type]
+    return Job(id=0, kind=kind, key=key, installation_id=1, repo=REPO,
                number=number, payload=payload, delivery_id=None, attempts=0,
                state="running", not_before=0.0, last_error=None)
 

@@ -11,6 +11,7 @@ from cachetools import TTLCache
 from bot.core.findings import Lang
 from bot.core.permissions import CommandBudget, Permission
 from bot.github.protocol import GitHubAPI
+from bot.handlers.converged import ConvergedSink
 from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
 from bot.repo_index.lookup import IndexLookup
@@ -32,6 +33,8 @@ class HandlerContext:
     uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
     index: IndexLookup | None = None  # the default branch's symbol index, when kept
+    # Told about every digest job's result (the label view's store); None: nobody listens.
+    on_converged: ConvergedSink | None = None
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     command_budget: CommandBudget = field(init=False)
