@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-from bot.core.mentions import Mention, body_names
+from bot.core.mentions import body_names
 from bot.core.prose import ProseUnit, prose_units
+from bot.core.specifics import Decision, Mention
 
 MAX_DECISIONS = 4
 QUOTE_CHARS = 220
@@ -101,16 +101,6 @@ _SKIP_STARTS = ("cc ", "fix #", "fixes #", "closes #", "resolves #", "ai assista
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.")
 _TICKED = re.compile(r"`([^`\n]{1,160})`")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One of the author's stated choices, shortened, with what it is about."""
-
-    quote: str  # the author's words, cut at a sentence boundary (may hold `code`)
-    concerns: str  # a symbol or file name from the change, or ""
-    concerns_file: str  # the file that symbol lives in, or ""
-    score: int
 
 
 def harvest_decisions(
