@@ -37,10 +37,11 @@ from typing import Any
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest
+from bot.core.i18n import t
 from bot.core.mentions import body_names
-from bot.core.symbols import extract_symbols
 from bot.core.render import render_digest
 from bot.core.rules import RuleSet
+from bot.core.symbols import extract_symbols
 from bot.rules_files import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -237,9 +238,9 @@ def visible_lines(markdown: str) -> list[str]:
     return shown
 
 
-# Every rendered decision line ends with the author's attribution (bot/core/i18n.py
-# "render.decision.by"); the bench reads the Markdown, as a reviewer would.
-_DECISION_MARK = "— author"
+# Every rendered decision line ends with the author's attribution; the bench reads
+# the Markdown, as a reviewer would.
+_DECISION_MARK = t("en", "render.decision.by")
 
 
 def names_a_symbol(facts: PullRequestFacts, shown: Sequence[str]) -> bool:

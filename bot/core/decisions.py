@@ -51,7 +51,7 @@ _CUES: tuple[tuple[str, int], ...] = (
     ("explicit", 1),
     ("silent", 1),
     ("scoped to", 2),
-    (", so ", 2),
+    (", so ", 1),
     ("which is why", 2),
     ("chose", 2),
     ("opted", 2),
@@ -112,11 +112,14 @@ def harvest_decisions(
     candidates: list[tuple[int, int, Decision]] = []
     for position, (unit, sentence) in enumerate(_sentences(body)):
         score = _score(sentence, unit.heading)
-        if score < 2:
+        if score < 1:
             continue
+        # A choice about a name the change contains is worth more than a general one.
         concerns, concerns_file = _concerns(sentence, known, known_last)
         if concerns:
             score += 1
+        if score < 2:
+            continue
         decision = Decision(shorten(sentence, _first_cue(sentence)), concerns, concerns_file, score)
         candidates.append((-score, position, decision))
     candidates.sort(key=lambda c: (c[0], c[1]))
