@@ -8,7 +8,7 @@ import pytest
 from bot.core.digest import digest_json
 from bot.core.findings import AreaMatch, Digest, Lang
 from bot.core.render import render_digest
-from bot.core.render_specific import check_lines, context_lines, escape_quote, structure_line
+from bot.core.render_specific import check_lines, escape_quote, link_lines, structure_line
 from bot.core.specifics import Decision, Link, StructureNote, ValueChange
 
 
@@ -110,7 +110,7 @@ def test_what_to_check_prefers_specific_findings_over_standing_questions() -> No
     ]
 
 
-def test_context_line_lists_links_without_cross_referencing_them() -> None:
+def test_linked_work_line_lists_links_without_cross_referencing_them() -> None:
     digest = _digest(
         "zh",
         links=(
@@ -120,7 +120,7 @@ def test_context_line_lists_links_without_cross_referencing_them() -> None:
             Link("related", 4, ""),
         ),
     )
-    (line,) = context_lines(digest)
+    (line,) = link_lines(digest)
     assert line == (
         "- 取代 \\#\u206050752 (Old &lt;title&gt; @\u2060x) · 修复 other/repo\\#\u20607"
         " · 后续工作，承接 \\#\u20603"

@@ -14,6 +14,7 @@ from bot.core.findings import Digest, Lang, Reviewers, RoutingOutcome
 from bot.core.i18n import t
 from bot.core.links import find_links
 from bot.core.mentions import find_mentions
+from bot.core.repo_index.findings import RepoContext
 from bot.core.reviewers import suggested_reviewers
 from bot.core.risks import assess_risks
 from bot.core.rules import RuleSet, match_areas
@@ -37,6 +38,7 @@ def build_digest(
     routing: RoutingOutcome | None = None,
     extra_notes: tuple[str, ...] = (),
     link_titles: Mapping[tuple[str, int], str] | None = None,
+    repo_context: RepoContext | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest.
 
@@ -74,6 +76,7 @@ def build_digest(
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
+        repo_context=repo_context if repo_context and not repo_context.empty else None,
         notes=(*_notes(facts, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
@@ -152,6 +155,10 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "labels": list(digest.labels),
         "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
         "notes": list(digest.notes),
+        # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
+        "repo_context": (
+            digest.repo_context.model_dump(mode="json") if digest.repo_context else None
+        ),
         "files_total": digest.files_total,
         "additions": digest.additions,
         "deletions": digest.deletions,

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.repo_index.findings import RepoContext
 from bot.core.specifics import Decision, Link, Mention, StructureNote, ValueChange
 
 Lang = Literal["en", "zh"]
@@ -142,6 +143,8 @@ class Digest(BaseModel):
     labels: tuple[str, ...] = ()
     routing: RoutingOutcome | None = None
     trace: tuple[TraceEntry, ...] = ()
+    # From the default branch's symbol index; None when there is no index.
+    repo_context: RepoContext | None = None
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
     files_total: int = 0
     additions: int = 0

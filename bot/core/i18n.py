@@ -150,7 +150,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.files_count": {"en": "{count:,} files", "zh": "{count:,} 个文件"},
     "render.files_count.one": {"en": "1 file", "zh": "1 个文件"},
     "render.check": {"en": "What to check", "zh": "需要核实的内容"},
-    "render.context": {"en": "Context", "zh": "相关背景"},
+    "render.links": {"en": "Linked work", "zh": "关联工作"},
     "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
     "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},
     "render.list_sep": {"en": " · ", "zh": " · "},
@@ -364,6 +364,35 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "routing.skipped.cap-reached": {
         "en": "reviewer cap for this PR reached",
         "zh": "已达到此 PR 的评审人数上限",
+    },
+    # --- the code around the change (bot/core/render_repo_context.py) -----------
+    "render.context": {"en": "Around the change", "zh": "改动周边的代码"},
+    "render.context.siblings": {
+        "en": "{changed} changed; look-alikes left untouched in {file}: {names} ({shape})",
+        "zh": "{changed} 有改动;{file} 中形态相同但未改动的:{names}({shape})",
+    },
+    "render.context.shape.prefix": {"en": "same prefix {value}", "zh": "同前缀 {value}"},
+    "render.context.shape.decorator": {"en": "same decorator {value}", "zh": "同装饰器 {value}"},
+    "render.context.shape.signature": {"en": "same signature {value}", "zh": "同签名 {value}"},
+    "render.context.overrides": {
+        "en": "{count} subclasses override {method}: {files}",
+        "zh": "{count} 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.one": {
+        "en": "1 subclass overrides {method}: {files}",
+        "zh": "1 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.tests": {
+        "en": "; this PR's tests name {named} of them",
+        "zh": ";本 PR 的测试提到其中 {named} 个",
+    },
+    "render.context.callers": {
+        "en": "{function} changed its signature: {count} call sites outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 {count} 处调用,位于 {files}",
+    },
+    "render.context.callers.one": {
+        "en": "{function} changed its signature: 1 call site outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 1 处调用,位于 {files}",
     },
 }
 

@@ -187,9 +187,14 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
         names = mentioned.setdefault(mention.file, [])
         if mention.kind == "symbol" and not mention.defined:
             names.append(mention.name)
-    # Files the description points at first, then the rest of the patch, then (with
-    # no patch to read) the biggest source files.
-    files = list(dict.fromkeys([*mentioned, *by_file, *digest.start_files]))
+    # Files the description points at (by path, or by a function defined there) first,
+    # then the rest of the patch, then (with no patch to read) the biggest source files.
+    pointed = [
+        m.file
+        for m in digest.mentions
+        if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
+    ]
+    files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
     shown = files if d.files_max is None else files[: d.files_max]
     yield from (
         _symbol_line(f, by_file.get(f, []), lang, d, mentioned.get(f, ())) for f in shown

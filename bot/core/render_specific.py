@@ -123,7 +123,7 @@ def _link_text(link: Link, lang: Lang) -> str:
     return text
 
 
-def context_lines(digest: Digest) -> Iterator[str]:
+def link_lines(digest: Digest) -> Iterator[str]:
     links = digest.links[:MAX_LINKS_SHOWN]
     if links:
         yield "- " + t(digest.lang, "render.list_sep").join(
