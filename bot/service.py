@@ -27,6 +27,8 @@ from bot.queue.jobs import Worker
 from bot.queue.ledger import Ledger
 from bot.queue.store import SqliteJobStore
 from bot.queue.worker_thread import WorkerThread
+from bot.repo_index.lookup import IndexLookup
+from bot.repo_index.refresh import IndexRefresher
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
 from bot.view.app import LabelViewRoutes
@@ -52,6 +54,8 @@ class Service:
     def close(self) -> None:
         self.store.close()
         self.ledger.close()
+        if self.processor.index_lookup is not None:
+            self.processor.index_lookup.close()
 
 
 def build_service(settings: Settings) -> Service:
@@ -79,7 +83,13 @@ def build_service(settings: Settings) -> Service:
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
         on_converged=DigestRecorder(digests),
     )
-    processor = JobProcessor(settings, factory, ctx, store, ledger)
+    refresher = None
+    if settings.index_enabled:
+        ctx.index = IndexLookup(settings.db_path)
+        refresher = IndexRefresher(
+            settings.db_path, max_tarball_bytes=settings.index_max_tarball_bytes
+        )
+    processor = JobProcessor(settings, factory, ctx, store, ledger, refresher)
 
     async def learn_identity() -> None:
         # The bot's login (for finding its own comments and ignoring its own events)

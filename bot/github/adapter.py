@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, cast, get_args
@@ -44,6 +45,7 @@ from bot.github.retry import translate_error
 
 T = TypeVar("T")
 PER_PAGE = 100
+_SHA = re.compile(r"[0-9a-f]{40}")
 _PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
 
 
@@ -90,6 +92,16 @@ def _comment_from_github(comment: GitHubIssueComment) -> IssueComment:
         body=comment.body or "",
         created_at=comment.created_at,
     )
+
+
+def encodable(body: str) -> str:
+    """`body` with any lone surrogate replaced: JSON from GitHub may carry one, and
+    UTF-8 cannot encode it, so the write would fail on every retry (issue 8, item 10)."""
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        return body.encode("utf-8", "replace").decode("utf-8")  # '?' for each one
+    return body
 
 
 @asynccontextmanager
@@ -230,8 +242,15 @@ class GitHubKitAdapter:
         owner, name = split_repo(repo)
         async with translated():
             branch = (await self._gh.rest.repos.async_get(owner, name)).parsed_data.default_branch
-            head = await self._gh.rest.repos.async_get_branch(owner, name, branch)
-            return BranchHead(branch=branch, sha=head.parsed_data.commit.sha)
+            # The `sha` media type answers with the bare 40-hex SHA: no commit payload.
+            head = await self._gh.arequest(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/commits/{quote(branch, safe='')}",
+                headers={"Accept": "application/vnd.github.sha"},
+            )
+        sha = head.text.strip()
+        if not _SHA.fullmatch(sha):
+            raise GitHubError(f"GitHub answered no commit SHA for {repo}@{branch}")
+        return BranchHead(branch=branch, sha=sha)
 
     @asynccontextmanager
     async def tarball(self, repo: str, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
@@ -255,14 +274,16 @@ class GitHubKitAdapter:
         await self._pacer.acquire()
         async with translated():
             response = await self._gh.rest.issues.async_create_comment(
-                owner, name, number, body=body
+                owner, name, number, body=encodable(body)
             )
             return _comment_from_github(response.parsed_data)
 
     async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
         owner, name = split_repo(repo)
         await self._write(
-            self._gh.rest.issues.async_update_comment(owner, name, comment_id, body=body)
+            self._gh.rest.issues.async_update_comment(
+                owner, name, comment_id, body=encodable(body)
+            )
         )
 
     async def delete_comment(self, repo: str, comment_id: int) -> None:

@@ -7,6 +7,7 @@ a write happens only when the rendered body differs from the one on GitHub.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -55,6 +56,9 @@ class Steer:
     lang: Lang | None = None
     muted: bool | None = None
     route: bool = False
+    # Asked by someone allowed to unmute: a forced run may then update a muted digest.
+    # Anyone else's `/digest` leaves a muted PR alone (issue 8, item 6).
+    overrides_mute: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ async def sync_pull_request(
     ]
     previous = previous_marker(comments, ctx.bot_login)
     muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
-    if muted and steer.muted is None and not steer.force:
+    if muted and steer.muted is None and not (steer.force and steer.overrides_mute):
         await _publish(ctx, Converged(pr))
         return SyncOutcome("muted", pr)
     if pr.draft and ctx.skip_drafts and not steer.force:
@@ -97,7 +101,12 @@ async def sync_pull_request(
     repo_rules = await ctx.rules.rules_for(gh, repo)
     rules = repo_rules.rules
     notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
-    digest = build_digest(_facts(pr, files), rules, lang, explain=explain, extra_notes=notes)
+    facts = _facts(pr, files)
+    # A few indexed SQLite look-ups (ms); off the loop all the same.
+    context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    digest = build_digest(
+        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context
+    )
 
     owned = previous.owned_labels if previous else ()
     if rules.routing.apply_area_labels:
@@ -105,7 +114,8 @@ async def sync_pull_request(
     routing = await route_pull_request(
         gh, ctx, pr, rules, lang,
         previously_routed=previous.routed if previous else (),
-        request=steer.route or rules.routing.request_on_label,
+        # A muted PR is left alone: only an explicit `/digest route` requests reviews.
+        request=steer.route or (rules.routing.request_on_label and not muted),
     )
     routed = tuple(dict.fromkeys(
         (*(previous.routed if previous else ()), *(routing.requested_users if routing else ()))

@@ -39,7 +39,7 @@ log = logging.getLogger("bot.intake.app")
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
-    "pull_request", "issue_comment", "ping", "installation", "installation_repositories",
+    "pull_request", "issue_comment", "ping", "installation", "installation_repositories", "push",
 })
 _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0
