@@ -1,11 +1,19 @@
-"""`python -m bench`: the quick benchmarks (engine and matching); intake has its own CLI."""
+"""`python -m bench`: the quick benchmarks (engine and matching); intake has its own CLI.
+
+`python -m bench quality [...]` runs the digest-quality report instead (bench/bench_quality.py).
+"""
 
 from __future__ import annotations
 
-from bench import bench_engine, bench_match
+import sys
 
+from bench import bench_engine, bench_match, bench_quality
+
+if sys.argv[1:2] == ["quality"]:
+    sys.exit(bench_quality.main(sys.argv[2:]))
 print("== rule matching (bench.bench_match) ==")
 bench_match.main()
 print("\n== whole digest (bench.bench_engine) ==")
 bench_engine.main()
 print("\nWebhook intake: python -m bench.bench_intake (see bench/README.md)")
+print("Digest quality on real PRs: python -m bench quality (see bench/README.md)")

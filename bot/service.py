@@ -6,25 +6,34 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 
+from bot.credentials import CredentialCheck
 from bot.github.protocol import GitHubError
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
 from bot.handlers.processor import JobProcessor
 from bot.handlers.repo_rules import RulesProvider
 from bot.intake.app import create_app
+from bot.intake.http_protocol import guarded_protocol
 from bot.logs import configure_logging, register_secret
 from bot.metrics import Metrics
 from bot.queue.jobs import Worker
 from bot.queue.ledger import Ledger
 from bot.queue.store import SqliteJobStore
 from bot.queue.worker_thread import WorkerThread
+from bot.repo_index.lookup import IndexLookup
+from bot.repo_index.refresh import IndexRefresher
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
+from bot.view.app import LabelViewRoutes
+from bot.view.recorder import DigestRecorder
+from bot.view.store import DigestStore, create_schema
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +48,20 @@ class Service:
     ledger: Ledger
     processor: JobProcessor
     factory: GitHubSessionFactory
+    digests: DigestStore
+    credentials: CredentialCheck | None = None
 
     def close(self) -> None:
         self.store.close()
         self.ledger.close()
+        if self.processor.index_lookup is not None:
+            self.processor.index_lookup.close()
 
 
 def build_service(settings: Settings) -> Service:
     """Everything the running service needs; raises on invalid bundled rules (loud, early)."""
-    for secret in (settings.webhook_secret, settings.private_key, settings.github_token):
+    for secret in (settings.webhook_secret, settings.private_key, settings.github_token,
+                   settings.view_token):
         if secret is not None:
             register_secret(secret.get_secret_value())
     metrics = Metrics()
@@ -56,6 +70,8 @@ def build_service(settings: Settings) -> Service:
     )
     store = SqliteJobStore.from_settings(settings)
     ledger = Ledger(settings.db_path)
+    create_schema(settings.db_path)
+    digests = DigestStore(ledger.writer, recent_seconds=settings.view_recent_days * 86400)
     factory = GitHubSessionFactory(settings, metrics)
     ctx = HandlerContext(
         bot_login=settings.bot_login or DEFAULT_BOT_LOGIN,
@@ -65,8 +81,15 @@ def build_service(settings: Settings) -> Service:
         skip_drafts=settings.skip_drafts,
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
+        on_converged=DigestRecorder(digests),
     )
-    processor = JobProcessor(settings, factory, ctx, store, ledger)
+    refresher = None
+    if settings.index_enabled:
+        ctx.index = IndexLookup(settings.db_path)
+        refresher = IndexRefresher(
+            settings.db_path, max_tarball_bytes=settings.index_max_tarball_bytes
+        )
+    processor = JobProcessor(settings, factory, ctx, store, ledger, refresher)
 
     async def learn_identity() -> None:
         # The bot's login (for finding its own comments and ignoring its own events)
@@ -97,8 +120,18 @@ def build_service(settings: Settings) -> Service:
         concurrency=settings.workers,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    app = create_app(settings, store, metrics, worker=WorkerThread(worker))
-    return Service(app, store, ledger, processor, factory)
+    credentials: CredentialCheck | None = None
+    background: list[Callable[[], Coroutine[Any, Any, None]]] = []
+    if settings.has_app_credentials:
+        credentials = CredentialCheck(settings, factory)
+        background.append(credentials.run)
+    app = create_app(
+        settings, store, metrics, worker=WorkerThread(worker),
+        extra_routes=LabelViewRoutes(digests, settings).routes(),
+        not_ready_reason=(lambda: credentials.reason) if credentials is not None else None,
+        background=background,
+    )
+    return Service(app, store, ledger, processor, factory, digests, credentials)
 
 
 def _exit_after_drain(signum: int, frame: object) -> None:
@@ -112,11 +145,14 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     service = build_service(settings)
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
-    log.info("pr-digest listening on http://%s:%d (%s)", host, port, mode)
+    log.info("pr-digest listening on http://%s:%d (%s: %s)", host, port, mode,
+             settings.mode_reason())
     try:
         uvicorn.run(
             service.app, host=host, port=port, log_config=None, access_log=False,
             timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
+            http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
+                                  max_connections=settings.max_connections),
         )
     finally:
         service.close()

@@ -4,11 +4,13 @@ readiness and metrics. Built by a factory; nothing runs at import."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +19,16 @@ from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from bot.intake.webhooks import BotIdentity, Ignored, PayloadError, route_event, verify_signature
+from bot.intake.webhooks import (
+    BotIdentity,
+    Ignored,
+    PayloadError,
+    parse_signature,
+    route_event,
+    signature_matches,
+)
 from bot.logs import register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
@@ -30,10 +39,14 @@ log = logging.getLogger("bot.intake.app")
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
-    "pull_request", "issue_comment", "ping", "installation", "installation_repositories",
+    "pull_request", "issue_comment", "ping", "installation", "installation_repositories", "push",
 })
 _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0
+# Real deliveries are tens of KB (a PR body is capped at 65,536 characters); only a few
+# bodies above this are read at once, so 40 forged 25 MB bodies cannot take 1 GB.
+_LARGE_BODY_BYTES = 1024 * 1024
+_LARGE_BODY_SLOTS = 4
 
 
 class _AsciiJSONResponse(JSONResponse):
@@ -65,9 +78,13 @@ class _Intake:
     store: JobStore
     metrics: Metrics
     worker: JobRunner | None
+    # Why the service cannot work yet (e.g. App credentials GitHub rejects); None: fine.
+    not_ready_reason: Callable[[], str | None] = lambda: None
     draining: bool = False
     _warned_unsigned: bool = False
     _warned_no_secret: bool = False
+    _large_bodies: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(_LARGE_BODY_SLOTS))
     # labels() builds and looks up a key on every call; the children never change.
     _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
 
@@ -103,11 +120,12 @@ class _Intake:
                    "duration_ms": round(elapsed * 1000, 2),
                    "reason": reply.body.get("error") or reply.body.get("ignored")},
         )
-        return _AsciiJSONResponse(reply.body, status_code=reply.status)
+        # A timed-out body may still be arriving: close rather than parse its rest.
+        headers = {"connection": "close"} if reply.status == 408 else None
+        return _AsciiJSONResponse(reply.body, status_code=reply.status, headers=headers)
 
     async def _handle(self, request: Request) -> _Reply:
-        body = await self._read_body(request)
-        self._check_signature(request, body)
+        body = await self._read_verified_body(request)
         event = request.headers.get("x-github-event", "")
         delivery_id = request.headers.get("x-github-delivery", "")
         event_label = event if event in _KNOWN_EVENTS else "other"
@@ -147,7 +165,11 @@ class _Intake:
         return _Reply(202, {"ok": True, "job": job_id, "outcome": acceptance}, acceptance,
                       event_label, action_label, context)
 
-    async def _read_body(self, request: Request) -> bytes:
+    async def _read_verified_body(self, request: Request) -> bytearray:
+        """The body, once its signature checks out. Hashed while it streams in (no second
+        pass); a missing or malformed signature is refused before a byte is read; the
+        whole read has a deadline; bodies over _LARGE_BODY_BYTES take one of a few slots,
+        so forged large bodies cannot be buffered by the dozen (memory)."""
         limit = self.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None:
@@ -155,35 +177,58 @@ class _Intake:
                 raise _Rejected(400, "bad Content-Length", "bad_request")
             if int(declared) > limit:
                 raise _Rejected(413, "payload too large", "too_large")
-        chunks: list[bytes] = []
-        total = 0
+        macs, given = self._signature_check(request)
+        body = bytearray()
+        large = False
         try:
-            # Count while streaming too: chunked bodies carry no Content-Length.
-            async for chunk in request.stream():
-                total += len(chunk)
-                if total > limit:
-                    raise _Rejected(413, "payload too large", "too_large")
-                chunks.append(chunk)
+            async with asyncio.timeout(self.settings.body_timeout_seconds):
+                if declared is not None and int(declared) > _LARGE_BODY_BYTES:
+                    await self._large_bodies.acquire()
+                    large = True
+                # Count while streaming too: chunked bodies carry no Content-Length.
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > limit:
+                        raise _Rejected(413, "payload too large", "too_large")
+                    if not large and len(body) > _LARGE_BODY_BYTES:
+                        await self._large_bodies.acquire()
+                        large = True
+                    for mac in macs:
+                        mac.update(chunk)
+        except TimeoutError:
+            raise _Rejected(408, "body not received in time", "timeout") from None
         except ClientDisconnect:
             raise _Rejected(400, "client disconnected", "bad_request") from None
-        return b"".join(chunks)
+        finally:
+            if large:
+                self._large_bodies.release()
+        if macs and not signature_matches(macs, given):
+            raise _Rejected(401, "bad or missing signature", "unauthorized")
+        return body
 
-    def _check_signature(self, request: Request, body: bytes) -> None:
+    def _signature_check(self, request: Request) -> tuple[list[hmac.HMAC], bytes]:
+        """One running HMAC per configured secret and the signature they must match;
+        none when unsigned deliveries are acceptable. Raises 401 before the body is read."""
         secrets = self.settings.webhook_secrets()
-        header = request.headers.get("x-hub-signature-256")
         if secrets:
-            if not verify_signature(body, header, secrets):
+            given = parse_signature(request.headers.get("x-hub-signature-256"))
+            if given is None:
                 raise _Rejected(401, "bad or missing signature", "unauthorized")
-            return
-        if self.settings.effective_dry_run:
+            return [hmac.new(secret, digestmod=hashlib.sha256) for secret in secrets], given
+        # Without a secret, only a bot that can write nothing and mint nothing may take
+        # unsigned deliveries: with any credential, an unsigned delivery could make it
+        # mint a token for whatever installation id the sender names.
+        if not self.settings.has_any_credentials:
             if not self._warned_unsigned:
                 self._warned_unsigned = True
                 log.warning("no webhook secret configured: accepting unsigned deliveries "
-                            "(dry-run only; set DIGEST_WEBHOOK_SECRET)")
-            return
+                            "(no credentials, so nothing can be written; set "
+                            "DIGEST_WEBHOOK_SECRET)")
+            return [], b""
         if not self._warned_no_secret:
             self._warned_no_secret = True
-            log.error("no webhook secret configured: refusing every delivery")
+            log.error("no webhook secret configured: refusing every delivery "
+                      "(set DIGEST_WEBHOOK_SECRET)")
         raise _Rejected(401, "webhook secret not configured", "unauthorized")
 
     async def _record_ignored(self, delivery: Delivery) -> None:
@@ -200,6 +245,9 @@ class _Intake:
     async def readyz(self, request: Request) -> Response:
         if self.draining:
             return JSONResponse({"ready": False, "reason": "draining"}, status_code=503)
+        reason = self.not_ready_reason()
+        if reason is not None:
+            return JSONResponse({"ready": False, "reason": reason}, status_code=503)
         try:
             await asyncio.wait_for(self.store.ping(), _READY_TIMEOUT_SECONDS)
         except (StoreUnavailable, TimeoutError):
@@ -228,20 +276,36 @@ def _register_secrets(settings: Settings) -> None:
 
 
 def create_app(
-    settings: Settings, store: JobStore, metrics: Metrics, *, worker: JobRunner | None = None
+    settings: Settings,
+    store: JobStore,
+    metrics: Metrics,
+    *,
+    worker: JobRunner | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
+    not_ready_reason: Callable[[], str | None] | None = None,
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
 ) -> Starlette:
+    """The service's app; `extra_routes` (the label view) are composed in by bot.service,
+    so the intake never imports them. `not_ready_reason` makes /readyz 503 while it
+    returns a reason; `background` tasks (e.g. the credential check) run on the server's
+    loop while it serves."""
     _register_secrets(settings)
     intake = _Intake(settings, store, metrics, worker)
+    if not_ready_reason is not None:
+        intake.not_ready_reason = not_ready_reason
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         intake.draining = False
         if worker is not None:
             await worker.start()
+        tasks = [asyncio.create_task(task()) for task in background]
         try:
             yield
         finally:
             intake.draining = True
+            for running in tasks:
+                running.cancel()
             if worker is not None:
                 await worker.stop(settings.drain_seconds)
 
@@ -251,6 +315,7 @@ def create_app(
             Route("/healthz", intake.healthz, methods=["GET"]),
             Route("/readyz", intake.readyz, methods=["GET"]),
             Route("/metrics", intake.metrics_text, methods=["GET"]),
+            *extra_routes,
         ],
         lifespan=lifespan,
     )

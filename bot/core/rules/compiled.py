@@ -22,6 +22,7 @@ class CompiledCondition:
     title: LinePattern | None = None
     body: LinePattern | None = None
     added_id: int | None = None
+    mentions: LinePattern | None = None
     base: LinePattern | None = None
     authors: frozenset[str] | None = None  # lower-cased: GitHub logins ignore case
     any_: tuple[CompiledCondition, ...] = ()
@@ -82,8 +83,8 @@ def _conditions(rule: AreaRule) -> Iterator[Condition]:
             pending.append(condition.not_)
 
 
-def _pattern(source: str | None) -> LinePattern | None:
-    return LinePattern(source) if source is not None else None
+def _pattern(source: str | None, *, multiline: bool = False) -> LinePattern | None:
+    return LinePattern(source, multiline=multiline) if source is not None else None
 
 
 class _Compiler:
@@ -102,6 +103,7 @@ class _Compiler:
             title=_pattern(c.title),
             body=_pattern(c.body),
             added_id=self.added.ids[c.added] if c.added is not None else None,
+            mentions=_pattern(c.mentions, multiline=True),
             base=_pattern(c.base),
             authors=frozenset(a.lower() for a in c.author) if c.author is not None else None,
             any_=tuple(self.condition(x) for x in c.any_ or ()),
