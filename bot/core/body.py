@@ -112,6 +112,11 @@ class PullRequestBody(BaseModel):
         )
 
     @property
+    def accuracy_evidence(self) -> tuple[str, ...]:
+        """Evidence that the outputs were checked: eval/benchmark results, parity."""
+        return (*self.eval_evidence, *self.parity)
+
+    @property
     def run_evidence(self) -> tuple[str, ...]:
         """Evidence unless the author also admits a gap (an admission wins)."""
         return () if self.not_run else self.evidence
