@@ -23,6 +23,7 @@ from bot.core.body_vocabulary import (
     EVAL_WORD,
     HW_NAME,
     LM_EVAL_HEADER,
+    NEGATION,
     OUTCOME,
     PARITY,
     PERF_CLAIM,
@@ -186,7 +187,11 @@ def parse_body(body: str | None) -> PullRequestBody:
             and not looks_like_command(line)
             and not STRONG_NOT_RUN.search(line[:_MAX_SCAN_CHARS].lower())
         ),
-        parity=_scan_lines(PARITY, text, lowered),
+        parity=_dedupe(
+            line.strip()[:_MAX_ITEM_CHARS]
+            for line in _lines_matching(PARITY, text, lowered, _MAX_ITEMS * 4)
+            if not NEGATION.search(line[:_MAX_SCAN_CHARS].lower())
+        ),
         ci_links=_dedupe(
             m.group(0) for _, m in zip(range(_MAX_ITEMS), CI_LINK.finditer(lowered), strict=False)
         ),

@@ -192,8 +192,11 @@ PARITY = re.compile(
     r"(?:parity|bit-?exact|bitwise\s+identical|identical\s+(?:outputs?|results?|logits|tokens)"
     r"|outputs?\s+(?:are\s+|is\s+)?identical"
     r"|match(?:es|ed|ing)?\s+(?:the\s+)?(?:hf|huggingface|transformers|reference|baseline"
-    r"|original|upstream)|max(?:imum)?\s+abs(?:olute)?\s+(?:diff|error)|allclose)\b"
+    r"|original|upstream)(?:'s)?\s+(?:outputs?|logits|results?|generations?|tokens)"
+    r"|max(?:imum)?\s+abs(?:olute)?\s+(?:diff|error)|allclose)\b"
 )
+# A line that denies what it mentions: "does not claim full HF parity".
+NEGATION = re.compile(r"\b(?:not|no|without|never|cannot)\b|n't|n’t")
 # A link to a CI run: Buildkite builds (vLLM's CI, the AMD and other hardware pipelines).
 CI_LINK = re.compile(r"buildkite\.com/[\w-]{1,40}/[\w-]{1,60}/builds/\d{1,9}")
 

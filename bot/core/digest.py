@@ -13,7 +13,7 @@ from bot.core.reviewers import suggested_reviewers
 from bot.core.risks import assess_risks
 from bot.core.rules import RuleSet, match_areas
 from bot.core.symbols import extract_symbols, removed_files
-from bot.core.verdict import judge_verdict
+from bot.core.verdict import judge_verdict, rank_areas
 
 
 def build_digest(
@@ -28,9 +28,11 @@ def build_digest(
     """The whole reading guide for one PR. Pure: same inputs, same digest."""
     body = parse_body(facts.body)
     matched = match_areas(facts, rules, lang)
-    risks = assess_risks(facts, body, matched.areas, rules.risks, lang)
-    call = judge_verdict(facts, matched.areas, risks, lang)
-    area_labels = _ordered_union(label for area in matched.areas for label in area.labels)
+    # Reading order: the lead area (most changed code lines) first.
+    areas = rank_areas(facts, matched.areas)
+    risks = assess_risks(facts, body, areas, rules.risks, lang)
+    call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run))
+    area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*facts.labels, *area_labels))
     return Digest(
         repo=facts.repo,
@@ -41,11 +43,11 @@ def build_digest(
         verdict=call.verdict,
         reading_minutes=call.reading_minutes,
         verdict_reason=call.reason,
-        areas=matched.areas,
+        areas=areas,
         risks=risks,
         symbols=extract_symbols(facts.files),
         removed_files=removed_files(facts.files),
-        ci_areas=_ordered_union(ci for area in matched.areas for ci in area.ci_areas),
+        ci_areas=_ordered_union(ci for area in areas for ci in area.ci_areas),
         reviewers=_without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
         labels=area_labels,
         routing=routing,

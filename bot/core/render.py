@@ -22,6 +22,7 @@ from bot.core.i18n import t
 from bot.core.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
 from bot.core.render_sections import (
     Detail,
+    area_checklist_lines,
     focus_lines,
     item_id,
     note_lines,
@@ -61,7 +62,7 @@ _LADDER: tuple[Detail, ...] = (
     Detail(evidence_max=1, symbol_counts=True, trace="none", files_max=10),
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
-_DROP_ORDER = ("trace", "routing", "start", "footer", "notes", "focus", "who")
+_DROP_ORDER = ("trace", "checklist", "routing", "start", "footer", "notes", "focus", "who")
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,7 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
         ("who", titled("who", lang, who_lines(digest))),
         ("focus", titled("focus", lang, focus_lines(digest))),
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
+        ("checklist", area_checklist_lines(digest, ticked, d)),
         ("start", titled("start", lang, start_lines(digest, d))),
         ("routing", titled("routing", lang, routing_lines(digest))),
         ("trace", trace_lines(digest, d)),
