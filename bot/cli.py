@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot.core.digest import build_digest, digest_json
 from bot.core.findings import LANGS, Lang
 from bot.core.pr_object import (
@@ -40,6 +42,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"digest-bot: error: {exc}", file=sys.stderr)
         return 2
+    except ValidationError as exc:
+        if exc.title != Settings.__name__:
+            raise
+        for error in exc.errors():
+            # The variable's name and why, never its value (it may be a secret).
+            name = "DIGEST_" + "_".join(str(part) for part in error["loc"]).upper()
+            message = str(error["msg"]).removeprefix("Value error, ")
+            print(f"digest-bot: error: {name}: {message}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 
@@ -64,7 +75,15 @@ def _parser() -> argparse.ArgumentParser:
     digest.add_argument("--rules", type=Path, default=None, help="rules directory")
     digest.add_argument("--explain", action="store_true", help="open the rule trace")
     digest.add_argument("--post", action="store_true", help="online: write the sticky comment")
+    digest.add_argument(
+        "--index", type=Path, default=None,
+        help="offline: a symbol index (a checkout DIR, or a DB built by `index build`)",
+    )
     digest.set_defaults(run=_run_digest)
+
+    from bot.index_cli import add_index_parser
+
+    add_index_parser(sub, UsageError)
 
     check = sub.add_parser("check-rules", help="validate rule files")
     check.add_argument("dir", nargs="?", type=Path, default=None)
@@ -120,7 +139,12 @@ def _run_digest(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     rules = _load_rules(rules_dir)
     facts = facts_from_pull_request(pr, files)
-    digest = build_digest(facts, rules, lang, explain=args.explain)
+    context = None
+    if args.index is not None:
+        from bot.index_cli import offline_context
+
+        context = offline_context(args.index, facts, UsageError)
+    digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context)
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0

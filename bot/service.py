@@ -17,6 +17,7 @@ from bot.handlers.context import HandlerContext
 from bot.handlers.processor import JobProcessor
 from bot.handlers.repo_rules import RulesProvider
 from bot.intake.app import create_app
+from bot.intake.http_protocol import guarded_protocol
 from bot.logs import configure_logging, register_secret
 from bot.metrics import Metrics
 from bot.queue.jobs import Worker
@@ -117,6 +118,8 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         uvicorn.run(
             service.app, host=host, port=port, log_config=None, access_log=False,
             timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
+            http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
+                                  max_connections=settings.max_connections),
         )
     finally:
         service.close()

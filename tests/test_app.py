@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from bot.intake.app import create_app
@@ -308,6 +309,39 @@ async def test_unsigned_is_accepted_only_in_zero_config_dry_run(
         for s in (dry, live):
             await s.http.aclose()
             s.store.close()
+
+
+@pytest.mark.parametrize("credentials", [
+    {"github_token": "ghs_" + "y" * 36},
+    {"github_token": None, "app_id": 4242, "private_key": "-----BEGIN RSA PRIVATE KEY-----"},
+])
+async def test_unsigned_is_refused_in_dry_run_when_any_credential_is_configured(
+    tmp_path: Path, credentials: dict[str, Any]
+) -> None:
+    # Dry-run still reads GitHub: an unsigned delivery would mint a token for any
+    # installation id it names.
+    body = body_of("pull_request.opened")
+    headers = signed_headers("pull_request", body, SECRET)
+    del headers["X-Hub-Signature-256"]
+    dry = Service(tmp_path, webhook_secret=None, dry_run=True, **credentials)
+    try:
+        assert dry.settings.effective_dry_run
+        response = await dry.http.post("/webhook", content=body, headers=headers)
+        assert response.status_code == 401
+        assert await dry.store.list_jobs() == []
+    finally:
+        await dry.http.aclose()
+        dry.store.close()
+
+
+@pytest.mark.parametrize("secret", ["k," + SECRET, SECRET + ",", "x" * 15])
+def test_a_webhook_secret_shorter_than_16_characters_is_refused(secret: str) -> None:
+    with pytest.raises(ValidationError, match="at least 16 characters") as raised:
+        make_settings(webhook_secret=secret)
+    assert "k," not in str(raised.value)
+    assert SECRET not in str(raised.value)
+    assert make_settings(webhook_secret=f"{SECRET} , {NEXT_SECRET}").webhook_secrets() == [
+        SECRET.encode(), NEXT_SECRET.encode()]
 
 
 async def test_store_down_is_503_and_not_ready(svc: Service) -> None:

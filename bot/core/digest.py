@@ -9,6 +9,7 @@ from bot.core.escape import escape_text
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Digest, Lang, Reviewers, RoutingOutcome
 from bot.core.i18n import t
+from bot.core.repo_index.findings import RepoContext
 from bot.core.reviewers import suggested_reviewers
 from bot.core.risks import assess_risks
 from bot.core.rules import RuleSet, match_areas
@@ -24,6 +25,7 @@ def build_digest(
     explain: bool = False,
     routing: RoutingOutcome | None = None,
     extra_notes: tuple[str, ...] = (),
+    repo_context: RepoContext | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest."""
     body = parse_body(facts.body)
@@ -52,6 +54,7 @@ def build_digest(
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
+        repo_context=repo_context if repo_context and not repo_context.empty else None,
         notes=(*_notes(facts, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
@@ -101,6 +104,10 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "labels": list(digest.labels),
         "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
         "notes": list(digest.notes),
+        # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
+        "repo_context": (
+            digest.repo_context.model_dump(mode="json") if digest.repo_context else None
+        ),
         "files_total": digest.files_total,
         "additions": digest.additions,
         "deletions": digest.deletions,

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.repo_index.findings import RepoContext
+
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 Verdict = Literal["deep-read", "read", "skim", "quiet"]
@@ -125,6 +127,8 @@ class Digest(BaseModel):
     labels: tuple[str, ...] = ()
     routing: RoutingOutcome | None = None
     trace: tuple[TraceEntry, ...] = ()
+    # From the default branch's symbol index; None when there is no index.
+    repo_context: RepoContext | None = None
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
     files_total: int = 0
     additions: int = 0

@@ -283,6 +283,35 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "reviewer cap for this PR reached",
         "zh": "已达到此 PR 的评审人数上限",
     },
+    # --- the code around the change (bot/core/render_repo_context.py) -----------
+    "render.context": {"en": "Around the change", "zh": "改动周边的代码"},
+    "render.context.siblings": {
+        "en": "{changed} changed; look-alikes left untouched in {file}: {names} ({shape})",
+        "zh": "{changed} 有改动;{file} 中形态相同但未改动的:{names}({shape})",
+    },
+    "render.context.shape.prefix": {"en": "same prefix {value}", "zh": "同前缀 {value}"},
+    "render.context.shape.decorator": {"en": "same decorator {value}", "zh": "同装饰器 {value}"},
+    "render.context.shape.signature": {"en": "same signature {value}", "zh": "同签名 {value}"},
+    "render.context.overrides": {
+        "en": "{count} subclasses override {method}: {files}",
+        "zh": "{count} 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.one": {
+        "en": "1 subclass overrides {method}: {files}",
+        "zh": "1 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.tests": {
+        "en": "; this PR's tests name {named} of them",
+        "zh": ";本 PR 的测试提到其中 {named} 个",
+    },
+    "render.context.callers": {
+        "en": "{function} changed its signature: {count} call sites outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 {count} 处调用,位于 {files}",
+    },
+    "render.context.callers.one": {
+        "en": "{function} changed its signature: 1 call site outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 1 处调用,位于 {files}",
+    },
 }
 
 

@@ -20,6 +20,7 @@ from bot.core.escape import sanitize_trusted
 from bot.core.findings import Digest, Lang
 from bot.core.i18n import t
 from bot.core.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
+from bot.core.render_repo_context import repo_context_lines
 from bot.core.render_sections import (
     Detail,
     area_checklist_lines,
@@ -62,7 +63,9 @@ _LADDER: tuple[Detail, ...] = (
     Detail(evidence_max=1, symbol_counts=True, trace="none", files_max=10),
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
-_DROP_ORDER = ("trace", "checklist", "routing", "start", "footer", "notes", "focus", "who")
+_DROP_ORDER = (
+    "trace", "context", "checklist", "routing", "start", "footer", "notes", "focus", "who"
+)
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,7 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
         ("checklist", area_checklist_lines(digest, ticked, d)),
         ("start", titled("start", lang, start_lines(digest, d))),
+        ("context", titled("context", lang, repo_context_lines(digest))),
         ("routing", titled("routing", lang, routing_lines(digest))),
         ("trace", trace_lines(digest, d)),
         ("notes", titled("notes", lang, note_lines(digest, d))),

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from bot.core.facts import GITHUB_FILES_CAP, ChangedFile
 from bot.github.pacing import WritePacer
 from bot.github.protocol import (
+    BranchHead,
     GitHubError,
     IssueComment,
     NotFound,
@@ -221,6 +222,28 @@ class GitHubKitAdapter:
                 if len(pulls) >= limit:
                     break
         return pulls
+
+    async def default_branch_head(self, repo: str) -> BranchHead:
+        owner, name = split_repo(repo)
+        async with translated():
+            branch = (await self._gh.rest.repos.async_get(owner, name)).parsed_data.default_branch
+            head = await self._gh.rest.repos.async_get_branch(owner, name, branch)
+            return BranchHead(branch=branch, sha=head.parsed_data.commit.sha)
+
+    @asynccontextmanager
+    async def tarball(self, repo: str, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
+        owner, name = split_repo(repo)
+        # One request; GitHub answers with a redirect to codeload, which httpx follows
+        # (and drops the Authorization header crossing hosts). Streamed, never buffered.
+        async with translated():
+            response = await self._gh.arequest(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/tarball/{quote(sha)}", stream=True
+            )
+        raw = response.raw_response
+        try:
+            yield raw.aiter_bytes()
+        finally:
+            await raw.aclose()
 
     # --- writes (paced; never auto-retried on 5xx, see bot.github.retry) ---------
 

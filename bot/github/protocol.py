@@ -7,8 +7,10 @@ installation (the adapter is created per job, per installation).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -89,6 +91,24 @@ class GitHubAPI(Protocol):
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         """Open PRs, most recently updated first (for the reconcile sweep and load counts)."""
+        ...
+
+
+class BranchHead(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    branch: str
+    sha: str
+
+
+@runtime_checkable
+class RepositoryArchive(Protocol):
+    """The default branch's head and its source archive (for the symbol index)."""
+
+    async def default_branch_head(self, repo: str) -> BranchHead: ...
+
+    def tarball(self, repo: str, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """The gzipped tarball of `sha`, streamed in chunks: one request, never buffered."""
         ...
 
 

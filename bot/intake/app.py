@@ -4,6 +4,8 @@ readiness and metrics. Built by a factory; nothing runs at import."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import logging
 import re
@@ -19,7 +21,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.intake.webhooks import BotIdentity, Ignored, PayloadError, route_event, verify_signature
+from bot.intake.webhooks import (
+    BotIdentity,
+    Ignored,
+    PayloadError,
+    parse_signature,
+    route_event,
+    signature_matches,
+)
 from bot.logs import register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
@@ -34,6 +43,10 @@ _KNOWN_EVENTS = frozenset({
 })
 _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0
+# Real deliveries are tens of KB (a PR body is capped at 65,536 characters); only a few
+# bodies above this are read at once, so 40 forged 25 MB bodies cannot take 1 GB.
+_LARGE_BODY_BYTES = 1024 * 1024
+_LARGE_BODY_SLOTS = 4
 
 
 class _AsciiJSONResponse(JSONResponse):
@@ -68,6 +81,8 @@ class _Intake:
     draining: bool = False
     _warned_unsigned: bool = False
     _warned_no_secret: bool = False
+    _large_bodies: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(_LARGE_BODY_SLOTS))
     # labels() builds and looks up a key on every call; the children never change.
     _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
 
@@ -103,11 +118,12 @@ class _Intake:
                    "duration_ms": round(elapsed * 1000, 2),
                    "reason": reply.body.get("error") or reply.body.get("ignored")},
         )
-        return _AsciiJSONResponse(reply.body, status_code=reply.status)
+        # A timed-out body may still be arriving: close rather than parse its rest.
+        headers = {"connection": "close"} if reply.status == 408 else None
+        return _AsciiJSONResponse(reply.body, status_code=reply.status, headers=headers)
 
     async def _handle(self, request: Request) -> _Reply:
-        body = await self._read_body(request)
-        self._check_signature(request, body)
+        body = await self._read_verified_body(request)
         event = request.headers.get("x-github-event", "")
         delivery_id = request.headers.get("x-github-delivery", "")
         event_label = event if event in _KNOWN_EVENTS else "other"
@@ -147,7 +163,11 @@ class _Intake:
         return _Reply(202, {"ok": True, "job": job_id, "outcome": acceptance}, acceptance,
                       event_label, action_label, context)
 
-    async def _read_body(self, request: Request) -> bytes:
+    async def _read_verified_body(self, request: Request) -> bytearray:
+        """The body, once its signature checks out. Hashed while it streams in (no second
+        pass); a missing or malformed signature is refused before a byte is read; the
+        whole read has a deadline; bodies over _LARGE_BODY_BYTES take one of a few slots,
+        so forged large bodies cannot be buffered by the dozen (memory)."""
         limit = self.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None:
@@ -155,35 +175,58 @@ class _Intake:
                 raise _Rejected(400, "bad Content-Length", "bad_request")
             if int(declared) > limit:
                 raise _Rejected(413, "payload too large", "too_large")
-        chunks: list[bytes] = []
-        total = 0
+        macs, given = self._signature_check(request)
+        body = bytearray()
+        large = False
         try:
-            # Count while streaming too: chunked bodies carry no Content-Length.
-            async for chunk in request.stream():
-                total += len(chunk)
-                if total > limit:
-                    raise _Rejected(413, "payload too large", "too_large")
-                chunks.append(chunk)
+            async with asyncio.timeout(self.settings.body_timeout_seconds):
+                if declared is not None and int(declared) > _LARGE_BODY_BYTES:
+                    await self._large_bodies.acquire()
+                    large = True
+                # Count while streaming too: chunked bodies carry no Content-Length.
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > limit:
+                        raise _Rejected(413, "payload too large", "too_large")
+                    if not large and len(body) > _LARGE_BODY_BYTES:
+                        await self._large_bodies.acquire()
+                        large = True
+                    for mac in macs:
+                        mac.update(chunk)
+        except TimeoutError:
+            raise _Rejected(408, "body not received in time", "timeout") from None
         except ClientDisconnect:
             raise _Rejected(400, "client disconnected", "bad_request") from None
-        return b"".join(chunks)
+        finally:
+            if large:
+                self._large_bodies.release()
+        if macs and not signature_matches(macs, given):
+            raise _Rejected(401, "bad or missing signature", "unauthorized")
+        return body
 
-    def _check_signature(self, request: Request, body: bytes) -> None:
+    def _signature_check(self, request: Request) -> tuple[list[hmac.HMAC], bytes]:
+        """One running HMAC per configured secret and the signature they must match;
+        none when unsigned deliveries are acceptable. Raises 401 before the body is read."""
         secrets = self.settings.webhook_secrets()
-        header = request.headers.get("x-hub-signature-256")
         if secrets:
-            if not verify_signature(body, header, secrets):
+            given = parse_signature(request.headers.get("x-hub-signature-256"))
+            if given is None:
                 raise _Rejected(401, "bad or missing signature", "unauthorized")
-            return
-        if self.settings.effective_dry_run:
+            return [hmac.new(secret, digestmod=hashlib.sha256) for secret in secrets], given
+        # Without a secret, only a bot that can write nothing and mint nothing may take
+        # unsigned deliveries: with any credential, an unsigned delivery could make it
+        # mint a token for whatever installation id the sender names.
+        if not self.settings.has_any_credentials:
             if not self._warned_unsigned:
                 self._warned_unsigned = True
                 log.warning("no webhook secret configured: accepting unsigned deliveries "
-                            "(dry-run only; set DIGEST_WEBHOOK_SECRET)")
-            return
+                            "(no credentials, so nothing can be written; set "
+                            "DIGEST_WEBHOOK_SECRET)")
+            return [], b""
         if not self._warned_no_secret:
             self._warned_no_secret = True
-            log.error("no webhook secret configured: refusing every delivery")
+            log.error("no webhook secret configured: refusing every delivery "
+                      "(set DIGEST_WEBHOOK_SECRET)")
         raise _Rejected(401, "webhook secret not configured", "unauthorized")
 
     async def _record_ignored(self, delivery: Delivery) -> None:

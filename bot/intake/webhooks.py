@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.queue.store import NewJob, command_key, pr_key
 
 SIGNATURE_PREFIX = "sha256="
+_SHA256_HEX_CHARS = 64
 
 # A cheap, line-anchored pre-filter; bot/core parses the command properly (quotes, code).
 _DIGEST_LINE = re.compile(r"^[ \t]*/digest(?![\w-])[^\n]*", re.IGNORECASE | re.MULTILINE)
@@ -32,17 +33,31 @@ _EDITS_THAT_MATTER = ("title", "body", "base")
 ACKNOWLEDGED_EVENTS = frozenset({"installation", "installation_repositories"})
 
 
+def parse_signature(header: str | None) -> bytes | None:
+    """The hex digest of a `sha256=<64 hex>` header, or None when it cannot be one."""
+    if not header or not header.startswith(SIGNATURE_PREFIX):
+        return None
+    given = header[len(SIGNATURE_PREFIX):].strip()
+    if len(given) != _SHA256_HEX_CHARS or not given.isascii():
+        return None
+    return given.encode("ascii")
+
+
+def signature_matches(macs: Sequence[hmac.HMAC], given: bytes) -> bool:
+    """True when any running HMAC (one per secret, for rotation) equals `given`.
+    Every one is compared, so timing does not reveal which secret is in use."""
+    matched = False
+    for mac in macs:
+        matched |= hmac.compare_digest(mac.hexdigest().encode(), given)
+    return matched
+
+
 def verify_signature(body: bytes, header: str | None, secrets: Sequence[bytes]) -> bool:
     """True when `header` is `sha256=<hex HMAC of body>` under any of `secrets` (rotation)."""
-    if not header or not header.startswith(SIGNATURE_PREFIX):
+    given = parse_signature(header)
+    if given is None:
         return False
-    given = header[len(SIGNATURE_PREFIX):].strip().encode("ascii", errors="replace")
-    matched = False
-    # Check every secret, so timing does not reveal which one is in use.
-    for secret in secrets:
-        expected = hmac.new(secret, body, hashlib.sha256).hexdigest().encode()
-        matched |= hmac.compare_digest(expected, given)
-    return matched
+    return signature_matches([hmac.new(s, body, hashlib.sha256) for s in secrets], given)
 
 
 # Numbers the store keeps in INTEGER columns: SQLite holds signed 64-bit only, and a

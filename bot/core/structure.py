@@ -1,0 +1,372 @@
+"""The patch read structurally: per changed function, what kind of edit it is.
+
+From hunk headers and the added/removed lines only (no parser: patches are fragments):
+a condition changed or reordered, an `assert`/`raise` added, dropped or changed, a
+decorator added or removed, a keyword argument no longer passed, a TODO left, a test's
+parametrize matrix, a test isolated in its own process, a function handed to a
+wrapper such as `allow_in_graph`. Each finding is one short line about one function.
+Line by line, every line capped: patches are untrusted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bot.core.facts import ChangedFile
+
+MAX_NOTES = 6
+_MAX_PATCH_LINES = 20_000
+_MAX_LINE = 300
+_SNIPPET = 70
+_PY_SUFFIXES = (".py", ".pyi")
+_HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)")
+_DEF = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
+_CONDITION = re.compile(r"[ \t]*(?:if|elif|while)[ \t(].*:[ \t]*(?:#.*)?$")
+_ASSERT = re.compile(r"[ \t]*assert\b")
+_RAISE = re.compile(r"[ \t]*raise[ \t]+([A-Za-z_][\w.]*)")
+_DECORATOR = re.compile(r"[ \t]*@([A-Za-z_][\w.]*)")
+_KWARG = re.compile(r"(?<![=!<>\w])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
+_TODO = re.compile(r"#[ \t]*(TODO|FIXME|XXX)\b(?:\([^)\n]{0,40}\))?[: \t]*(.*)")
+_PARAMETRIZE = re.compile(r"[ \t]*@pytest\.mark\.parametrize\((.*)")
+_WRAP_CALL = re.compile(r"([A-Za-z_][\w.]*\.)?([A-Za-z_]\w*)\(([A-Za-z_]\w*)\)[ \t]*$")
+_ISOLATION = re.compile(r"spawn|fork|isolat|subprocess|new_process", re.IGNORECASE)
+
+Kind = Literal[
+    "reordered",
+    "condition",
+    "raise-added",
+    "raise-removed",
+    "raise-changed",
+    "assert-added",
+    "assert-removed",
+    "assert-changed",
+    "decorator-added",
+    "decorator-removed",
+    "kwarg-removed",
+    "wrapped",
+    "todo",
+    "parametrize",
+    "isolated",
+]
+# Most telling first: what changes behaviour before what changes tests.
+_RANK: dict[str, int] = {
+    "reordered": 0,
+    "condition": 1,
+    "raise-changed": 2,
+    "raise-added": 3,
+    "raise-removed": 3,
+    "assert-changed": 4,
+    "assert-removed": 4,
+    "assert-added": 5,
+    "kwarg-removed": 5,
+    "wrapped": 6,
+    "decorator-added": 6,
+    "decorator-removed": 6,
+    "todo": 7,
+    "isolated": 8,
+    "parametrize": 9,
+}
+
+
+@dataclass(frozen=True)
+class StructureNote:
+    """One structural fact about one function: `kind` says how to phrase `details`."""
+
+    file: str
+    symbol: str  # the function or class it concerns ("" at module level)
+    kind: Kind
+    details: tuple[str, ...] = ()  # code snippets or counts, untrusted: escape
+
+
+@dataclass
+class _Hunk:
+    file: str
+    scope: str
+    removed: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    # (marker, code) in patch order, for order and decorator attribution
+    lines: list[tuple[str, str]] = field(default_factory=list)
+
+
+def read_structure(
+    files: Sequence[ChangedFile], limit: int = MAX_NOTES
+) -> tuple[StructureNote, ...]:
+    """Structural notes over all Python patches, most telling first, one per (function, kind)."""
+    notes: list[StructureNote] = []
+    seen: set[tuple[str, str, str]] = set()
+    budget = _MAX_PATCH_LINES
+    for changed in files:
+        if not changed.patch or not changed.filename.endswith(_PY_SUFFIXES):
+            continue
+        for hunk in _hunks(changed.filename, changed.patch, budget):
+            budget -= len(hunk.lines) + 1
+            for note in _hunk_notes(hunk):
+                key = (note.file, note.symbol, note.kind)
+                if key not in seen:
+                    seen.add(key)
+                    notes.append(note)
+        if budget <= 0:
+            break
+    notes.sort(key=lambda n: _RANK[n.kind])
+    return tuple(_one_per_symbol(notes, limit))
+
+
+def _one_per_symbol(notes: list[StructureNote], limit: int) -> Iterator[StructureNote]:
+    """A function yields at most one line; its most telling one."""
+    taken: set[tuple[str, str]] = set()
+    count = 0
+    for note in notes:
+        key = (note.file, note.symbol)
+        if note.symbol and key in taken:
+            continue
+        taken.add(key)
+        yield note
+        count += 1
+        if count >= limit:
+            return
+
+
+def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
+    """Hunks split further at each def line, so every piece belongs to one function."""
+    current: _Hunk | None = None
+    for count, raw in enumerate(patch.split("\n")):
+        if count >= budget:
+            break
+        line = raw[:_MAX_LINE]
+        if line.startswith("@@"):
+            if current is not None:
+                yield current
+            match = _HUNK.match(line)
+            header = _DEF.match(match.group(1)) if match else None
+            current = _Hunk(filename, header.group(1) if header else "")
+            continue
+        if current is None or not line or line[0] not in " +-" or line.startswith(("+++", "---")):
+            continue
+        marker, code = line[0], line[1:]
+        definition = _DEF.match(code)
+        if definition:
+            # Decorators just above the def belong to it, not to the previous scope.
+            carried = _trailing_decorators(current)
+            yield current
+            current = _Hunk(filename, definition.group(1), lines=carried)
+            current.removed.extend(c for m, c in carried if m == "-")
+            current.added.extend(c for m, c in carried if m == "+")
+        current.lines.append((marker, code))
+        if marker == "-":
+            current.removed.append(code)
+        elif marker == "+":
+            current.added.append(code)
+    if current is not None:
+        yield current
+
+
+def _trailing_decorators(hunk: _Hunk) -> list[tuple[str, str]]:
+    carried: list[tuple[str, str]] = []
+    while hunk.lines and _DECORATOR.match(hunk.lines[-1][1]):
+        marker, code = hunk.lines.pop()
+        carried.insert(0, (marker, code))
+        target = hunk.removed if marker == "-" else hunk.added if marker == "+" else None
+        if target and target[-1] == code:
+            target.pop()
+    return carried
+
+
+def _hunk_notes(hunk: _Hunk) -> Iterator[StructureNote]:
+    symbol = hunk.scope
+    removed = [c for c in hunk.removed if c.strip()]
+    added = [c for c in hunk.added if c.strip()]
+    removed_set = {c.strip() for c in removed}
+    added_set = {c.strip() for c in added}
+    moved = removed_set & added_set
+
+    reorder = _reordered(hunk, moved)
+    if reorder is not None:
+        yield StructureNote(hunk.file, symbol, "reordered", reorder)
+    old_conditions = [c.strip() for c in removed if _CONDITION.match(c) and c.strip() not in moved]
+    new_conditions = [c.strip() for c in added if _CONDITION.match(c) and c.strip() not in moved]
+    if old_conditions and new_conditions:
+        yield StructureNote(
+            hunk.file, symbol, "condition", (_snip(old_conditions[0]), _snip(new_conditions[0]))
+        )
+    yield from _raise_notes(hunk, removed, added, moved)
+    yield from _assert_notes(hunk, removed, added, moved)
+    yield from _decorator_notes(hunk, moved)
+    dropped = _dropped_kwargs(removed, added)
+    if dropped:
+        yield StructureNote(hunk.file, symbol, "kwarg-removed", tuple(dropped[:3]))
+    for code in added:
+        todo = _TODO.search(code)
+        if todo:
+            yield StructureNote(hunk.file, symbol, "todo", (_snip(todo.group(2) or todo.group(1)),))
+            break
+    yield from _wrapped(hunk, added)
+
+
+def _reordered(hunk: _Hunk, moved: set[str]) -> tuple[str, str] | None:
+    """Two statements that swapped places: (now first, now second)."""
+    meaningful = {m for m in moved if len(m) >= 6 and m not in {"return", "pass", "else:"}}
+    if len(meaningful) < 2:
+        return None
+    old = _dedup([c.strip() for m, c in hunk.lines if m == "-" and c.strip() in meaningful])
+    new = _dedup([c.strip() for m, c in hunk.lines if m == "+" and c.strip() in meaningful])
+    position = {code: i for i, code in enumerate(old)}
+    for i, first in enumerate(new):
+        for second in new[i + 1 :]:
+            if position.get(first, -1) > position.get(second, -1) >= 0:
+                return _snip(first), _snip(second)
+    return None
+
+
+def _raise_notes(
+    hunk: _Hunk, removed: list[str], added: list[str], moved: set[str]
+) -> Iterator[StructureNote]:
+    old = _names(_RAISE, removed, moved)
+    new = _names(_RAISE, added, moved)
+    if old and new and set(old) != set(new):
+        gone = [n for n in old if n not in new] or old
+        came = [n for n in new if n not in old] or new
+        yield StructureNote(hunk.file, hunk.scope, "raise-changed", (gone[0], came[0]))
+    elif new and not old:
+        yield StructureNote(hunk.file, hunk.scope, "raise-added", (new[0],))
+    elif old and not new:
+        yield StructureNote(hunk.file, hunk.scope, "raise-removed", (old[0],))
+
+
+def _assert_notes(
+    hunk: _Hunk, removed: list[str], added: list[str], moved: set[str]
+) -> Iterator[StructureNote]:
+    old = [c.strip() for c in removed if _ASSERT.match(c) and c.strip() not in moved]
+    new = [c.strip() for c in added if _ASSERT.match(c) and c.strip() not in moved]
+    if hunk.file.rsplit("/", 1)[-1].startswith("test"):
+        return  # a test's asserts are its checks, not a relaxed invariant
+    if old and new:
+        yield StructureNote(hunk.file, hunk.scope, "assert-changed", (_snip(old[0]), _snip(new[0])))
+    elif new:
+        yield StructureNote(hunk.file, hunk.scope, "assert-added", (_snip(new[0]),))
+    elif old:
+        yield StructureNote(hunk.file, hunk.scope, "assert-removed", (_snip(old[0]),))
+
+
+def _decorator_notes(hunk: _Hunk, moved: set[str]) -> Iterator[StructureNote]:
+    matrix: list[int] = []
+    old_matrix: list[int] = []
+    parametrize_changed = False
+    for marker, code in hunk.lines:
+        decorator = _DECORATOR.match(code)
+        if decorator is None:
+            continue
+        name = decorator.group(1)
+        parametrize = _PARAMETRIZE.match(code)
+        if parametrize:
+            cases = _case_count(parametrize.group(1))
+            if marker != "+":
+                old_matrix.append(cases)
+            if marker != "-":
+                matrix.append(cases)
+            parametrize_changed = parametrize_changed or marker != " "
+            continue
+        if marker == " " or code.strip() in moved:
+            continue
+        if _ISOLATION.search(name) and marker == "+":
+            yield StructureNote(hunk.file, hunk.scope, "isolated", (name,))
+        elif not name.startswith("pytest.mark.parametrize"):
+            kind: Kind = "decorator-added" if marker == "+" else "decorator-removed"
+            yield StructureNote(hunk.file, hunk.scope, kind, (name,))
+    if parametrize_changed and matrix and all(matrix):
+        shape = "×".join(str(size) for size in matrix)
+        before = str(_product(old_matrix)) if old_matrix and all(old_matrix) else ""
+        yield StructureNote(
+            hunk.file, hunk.scope, "parametrize", (str(_product(matrix)), shape, before)
+        )
+
+
+def _product(sizes: list[int]) -> int:
+    total = 1
+    for size in sizes:
+        total *= size
+    return total
+
+
+def _case_count(arguments: str) -> int:
+    """Cases of a one-line `parametrize("x", [a, b, c])`; 0 when it cannot be told."""
+    start = arguments.find("[")
+    if start < 0:
+        return 0
+    depth = 0
+    count = 1
+    empty = True
+    for char in arguments[start:]:
+        if char in "[({":
+            depth += 1
+        elif char in "])}":
+            depth -= 1
+            if depth == 0:
+                return 0 if empty else count
+        elif char == "," and depth == 1:
+            count += 1
+        elif not char.isspace() and depth >= 1:
+            empty = False
+    return 0  # the list continues on the next lines
+
+
+def _dropped_kwargs(removed: list[str], added: list[str]) -> list[str]:
+    """Keyword arguments that removed lines passed and their replacements no longer do."""
+    if not added:
+        return []
+    old = _kwargs(removed)
+    new = set(_kwargs(added))
+    return [name for name in old if name not in new]
+
+
+def _kwargs(lines: list[str]) -> list[str]:
+    found: list[str] = []
+    for code in lines:
+        stripped = code.strip()
+        is_call = "(" in stripped and not stripped.startswith(("#", "def ", "async def ", "class "))
+        # A line inside a multi-line call: "    layer_name=name,".
+        if not is_call and (not stripped.endswith(",") or "=" not in stripped):
+            continue
+        for match in _KWARG.finditer(stripped.split("#", 1)[0]):
+            before = stripped[: match.start()].rstrip()
+            # "x = 1" is an assignment; "f(x=1" and "    x=1," inside a call are keywords.
+            if before == "" and not stripped.endswith(","):
+                continue
+            if match.group(1) not in found:
+                found.append(match.group(1))
+    return found
+
+
+def _wrapped(hunk: _Hunk, added: list[str]) -> Iterator[StructureNote]:
+    """`allow_in_graph(fn)` at module level: `fn` is handed to a wrapper by call, not @."""
+    defined = {m.group(1) for m in (_DEF.match(c) for c in added) if m}
+    for code in added:
+        if code[:1] in " \t":
+            continue
+        call = _WRAP_CALL.match(code.strip())
+        if call and call.group(3) in defined | {hunk.scope}:
+            wrapper = (call.group(1) or "") + call.group(2)
+            yield StructureNote(hunk.file, call.group(3), "wrapped", (wrapper,))
+            return
+
+
+def _names(pattern: re.Pattern[str], lines: list[str], moved: set[str]) -> list[str]:
+    found: list[str] = []
+    for code in lines:
+        if code.strip() in moved:
+            continue
+        match = pattern.match(code)
+        if match and match.group(1) not in found:
+            found.append(match.group(1))
+    return found
+
+
+def _dedup(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _snip(code: str) -> str:
+    text = " ".join(code.split())
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 1] + "…"
