@@ -93,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_argument("--lang", choices=LANGS, default="en")
     commands.set_defaults(run=_run_commands)
 
+    endpoints = sub.add_parser("endpoints", help="print the HTTP endpoint table (Markdown)")
+    endpoints.set_defaults(run=_run_endpoints)
+
     schema = sub.add_parser("export-schema", help="write the rule files' JSON Schema")
     schema.add_argument("path", nargs="?", type=Path, default=None)
     schema.set_defaults(run=_run_export_schema)
@@ -167,6 +170,13 @@ def _run_commands(args: argparse.Namespace) -> int:
     from bot.handlers.command import ALL_COMMANDS
 
     print(render_help_table(ALL_COMMANDS, args.lang))
+    return 0
+
+
+def _run_endpoints(args: argparse.Namespace) -> int:
+    from bot.endpoints import render_endpoint_table
+
+    print(render_endpoint_table())
     return 0
 
 

@@ -26,6 +26,9 @@ from bot.queue.store import SqliteJobStore
 from bot.queue.worker_thread import WorkerThread
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
+from bot.view.app import LabelViewRoutes
+from bot.view.recorder import DigestRecorder
+from bot.view.store import DigestStore, create_schema
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,7 @@ class Service:
     ledger: Ledger
     processor: JobProcessor
     factory: GitHubSessionFactory
+    digests: DigestStore
 
     def close(self) -> None:
         self.store.close()
@@ -48,7 +52,8 @@ class Service:
 
 def build_service(settings: Settings) -> Service:
     """Everything the running service needs; raises on invalid bundled rules (loud, early)."""
-    for secret in (settings.webhook_secret, settings.private_key, settings.github_token):
+    for secret in (settings.webhook_secret, settings.private_key, settings.github_token,
+                   settings.view_token):
         if secret is not None:
             register_secret(secret.get_secret_value())
     metrics = Metrics()
@@ -57,6 +62,8 @@ def build_service(settings: Settings) -> Service:
     )
     store = SqliteJobStore.from_settings(settings)
     ledger = Ledger(settings.db_path)
+    create_schema(settings.db_path)
+    digests = DigestStore(ledger.writer, recent_seconds=settings.view_recent_days * 86400)
     factory = GitHubSessionFactory(settings, metrics)
     ctx = HandlerContext(
         bot_login=settings.bot_login or DEFAULT_BOT_LOGIN,
@@ -66,6 +73,7 @@ def build_service(settings: Settings) -> Service:
         skip_drafts=settings.skip_drafts,
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
+        on_converged=DigestRecorder(digests),
     )
     processor = JobProcessor(settings, factory, ctx, store, ledger)
 
@@ -98,8 +106,9 @@ def build_service(settings: Settings) -> Service:
         concurrency=settings.workers,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    app = create_app(settings, store, metrics, worker=WorkerThread(worker))
-    return Service(app, store, ledger, processor, factory)
+    app = create_app(settings, store, metrics, worker=WorkerThread(worker),
+                     extra_routes=LabelViewRoutes(digests, settings).routes())
+    return Service(app, store, ledger, processor, factory, digests)
 
 
 def _exit_after_drain(signum: int, frame: object) -> None:

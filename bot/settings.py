@@ -61,6 +61,19 @@ class Settings(BaseSettings):
         "open HTTP connections beyond this are closed at once (file-descriptor bound)"))
     command_runs_per_minute: int = 6
     bot_login: str | None = None  # normally learned from GET /app
+    view_token: SecretStr | None = Field(
+        default=None,
+        description="bearer token that opens a private repository's label view "
+        "(unset: private repositories' views answer 404)",
+    )
+    view_recent_days: float = Field(
+        default=7.0, ge=0,
+        description="how long a merged PR stays in the label view's recently-merged section",
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="the service's public base URL, for absolute links to the label view",
+    )
     index_enabled: bool = Field(
         default=True,
         description="Keep a symbol index of each repository's default branch (refreshed on"
@@ -78,7 +91,9 @@ class Settings(BaseSettings):
     )
     log_level: str = "INFO"
 
-    @field_validator("private_key", "webhook_secret", "github_token", mode="before")
+    @field_validator(
+        "private_key", "webhook_secret", "github_token", "view_token", mode="before"
+    )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value

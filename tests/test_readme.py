@@ -24,3 +24,34 @@ def test_every_declared_command_is_parsed_and_documented() -> None:
     from bot.core.commands import DEFAULT_COMMAND_NAMES
 
     assert {spec.name for spec in ALL_COMMANDS} == set(DEFAULT_COMMAND_NAMES)
+
+
+def test_readme_endpoint_table_is_the_generated_one() -> None:
+    from bot.endpoints import render_endpoint_table
+
+    text = README.read_text(encoding="utf-8")
+    start = text.index("<!-- endpoints:start")
+    start = text.index("\n", start) + 1
+    end = text.index("<!-- endpoints:end -->")
+    assert text[start:end].strip() == render_endpoint_table().strip(), (
+        "README endpoint table is stale: paste the output of `digest-bot endpoints`"
+    )
+
+
+def test_every_served_route_is_in_the_endpoint_table(tmp_path: Path) -> None:
+    from starlette.routing import Route
+
+    from bot.endpoints import ENDPOINTS
+    from bot.service import build_service
+    from bot.settings import Settings
+
+    service = build_service(Settings(db_path=tmp_path / "routes.db"))
+    try:
+        served = {
+            (method, route.path)
+            for route in service.app.routes if isinstance(route, Route)
+            for method in (route.methods or ()) if method != "HEAD"
+        }
+    finally:
+        service.close()
+    assert served == {(e.method, e.path) for e in ENDPOINTS}

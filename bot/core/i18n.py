@@ -283,6 +283,48 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "reviewer cap for this PR reached",
         "zh": "已达到此 PR 的评审人数上限",
     },
+    # --- label view (bot/view/) ---------------------------------------------
+    "view.title": {"en": "{repo} · label view", "zh": "{repo} · 标签视图"},
+    "view.digest_title": {"en": "{repo}#{number} · digest", "zh": "{repo}#{number} · 摘要"},
+    "view.counts": {
+        "en": "Open PRs: {deep} deep-read · {read} read · {skim} skim · {quiet} quiet",
+        "zh": "未关闭的 PR:{deep} 需要精读 · {read} 值得一读 · {skim} 浏览即可 · {quiet} 无需关注",
+    },
+    "view.filter.label": {"en": "Label", "zh": "标签"},
+    "view.filter.verdict": {"en": "Verdict", "zh": "结论"},
+    "view.filter.all": {"en": "all", "zh": "全部"},
+    "view.group.unlabeled": {"en": "No label", "zh": "无标签"},
+    "view.group.quiet": {"en": "Quiet ({count})", "zh": "无需关注({count})"},
+    "view.group.merged": {"en": "Recently merged", "zh": "最近合并"},
+    "view.checks": {"en": "Check", "zh": "检查"},
+    "view.high_risks": {"en": "Open high risks", "zh": "未解决的高风险"},
+    "view.reviewers": {"en": "Suggested reviewers", "zh": "建议评审人"},
+    "view.draft": {"en": "draft", "zh": "草稿"},
+    "view.by": {"en": "by {author}", "zh": "作者 {author}"},
+    "view.updated": {"en": "updated {when}", "zh": "更新于 {when}"},
+    "view.merged_at": {"en": "merged {when}", "zh": "合并于 {when}"},
+    "view.switch_language": {"en": "中文", "zh": "English"},
+    "view.feed": {"en": "Atom feed", "zh": "Atom 订阅"},
+    "view.feed_label": {"en": "Atom feed of {label}", "zh": "{label} 的 Atom 订阅"},
+    "view.api": {"en": "JSON", "zh": "JSON"},
+    "view.back": {"en": "Back to the label view", "zh": "返回标签视图"},
+    "view.on_github": {"en": "Open on GitHub", "zh": "在 GitHub 上打开"},
+    "view.empty": {
+        "en": "No digest is stored for {repo} yet.",
+        "zh": "{repo} 还没有任何摘要。",
+    },
+    "view.empty.todo": {
+        "en": "Install the App on the repository (or send the service a pull_request "
+        "webhook): every digest a job converges is listed here within seconds.",
+        "zh": "在该仓库上安装此 App(或向服务发送 pull_request webhook):"
+        "每个任务生成的摘要会在几秒内出现在这里。",
+    },
+    "view.empty.filtered": {
+        "en": "No open PR matches these filters.",
+        "zh": "没有符合这些筛选条件的未关闭 PR。",
+    },
+    "view.empty.clear": {"en": "Show every label", "zh": "显示全部标签"},
+    "view.not_found": {"en": "Not found", "zh": "未找到"},
     # --- the code around the change (bot/core/render_repo_context.py) -----------
     "render.context": {"en": "Around the change", "zh": "改动周边的代码"},
     "render.context.siblings": {

@@ -41,6 +41,10 @@ class PullRequest(BaseModel):
     requested_users: tuple[str, ...] = ()
     requested_teams: tuple[str, ...] = ()
     updated_at: datetime | None = None
+    closed_at: datetime | None = None
+    html_url: str = ""
+    # The repository's visibility: the label view shows a private one only to a token.
+    private: bool = False
 
 
 class IssueComment(BaseModel):

@@ -11,6 +11,7 @@ from cachetools import TTLCache
 from bot.core.findings import Lang
 from bot.core.permissions import CommandBudget, Permission
 from bot.github.protocol import GitHubAPI
+from bot.handlers.converged import ConvergedSink
 from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
 
@@ -30,6 +31,8 @@ class HandlerContext:
     command_runs_per_minute: int = 6
     uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
+    # Told about every digest job's result (the label view's store); None: nobody listens.
+    on_converged: ConvergedSink | None = None
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     command_budget: CommandBudget = field(init=False)

@@ -28,6 +28,7 @@ from bot.github.protocol import (
     Unprocessable,
 )
 from bot.handlers.context import HandlerContext
+from bot.handlers.converged import Converged
 from bot.handlers.routing import route_pull_request
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ async def sync_pull_request(
 ) -> SyncOutcome:
     pr = pr or await gh.get_pull(repo, number)
     if pr.state != "open":
+        await _publish(ctx, Converged(pr))
         return SyncOutcome("closed", pr)
     comments = [
         CommentSnapshot(id=c.id, author=c.author, body=c.body, created_at=c.created_at)
@@ -83,8 +85,10 @@ async def sync_pull_request(
     previous = previous_marker(comments, ctx.bot_login)
     muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
     if muted and steer.muted is None and not steer.force:
+        await _publish(ctx, Converged(pr))
         return SyncOutcome("muted", pr)
     if pr.draft and ctx.skip_drafts and not steer.force:
+        await _publish(ctx, Converged(pr))
         return SyncOutcome("draft", pr)
 
     lang: Lang = steer.lang or (previous.lang if previous else ctx.language)
@@ -121,7 +125,30 @@ async def sync_pull_request(
         quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
         plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body)
     await execute_sticky(gh, ctx, repo, number, plan)
+    facts = _facts(pr, files)
+    extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
+
+    problem = repo_rules.problem
+
+    def in_language(other: Lang) -> Digest:
+        other_notes = (repo_config_note(problem, other),) if problem else ()
+        return build_digest(
+            facts, rules, other, explain=explain, extra_notes=other_notes
+        ).model_copy(update=extras)
+
+    await _publish(ctx, Converged(pr, digest, markdown, in_language))
     return SyncOutcome(plan.action, pr, digest, markdown)
+
+
+async def _publish(ctx: HandlerContext, converged: Converged) -> None:
+    if ctx.on_converged is None:
+        return
+    try:
+        await ctx.on_converged(converged)
+    except Exception:
+        # A copy for the label view: the comment has converged, so the job succeeded.
+        log.exception("storing the converged digest failed",
+                      extra={"repo": converged.pull.repo, "pr": converged.pull.number})
 
 
 async def execute_sticky(

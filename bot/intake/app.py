@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from bot.intake.webhooks import (
     BotIdentity,
@@ -271,8 +271,11 @@ def _register_secrets(settings: Settings) -> None:
 
 
 def create_app(
-    settings: Settings, store: JobStore, metrics: Metrics, *, worker: JobRunner | None = None
+    settings: Settings, store: JobStore, metrics: Metrics, *, worker: JobRunner | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
+    """The service's app; `extra_routes` (the label view) are composed in by bot.service,
+    so the intake never imports them."""
     _register_secrets(settings)
     intake = _Intake(settings, store, metrics, worker)
 
@@ -294,6 +297,7 @@ def create_app(
             Route("/healthz", intake.healthz, methods=["GET"]),
             Route("/readyz", intake.readyz, methods=["GET"]),
             Route("/metrics", intake.metrics_text, methods=["GET"]),
+            *extra_routes,
         ],
         lifespan=lifespan,
     )

@@ -41,6 +41,11 @@ class Ledger:
         self._writer = SqliteWriter(str(path), _SCHEMA)
         self._clock = clock
 
+    @property
+    def writer(self) -> SqliteWriter:
+        """The file's writer thread, shared with the label view's store."""
+        return self._writer
+
     def close(self) -> None:
         self._writer.close()
 

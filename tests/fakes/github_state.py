@@ -95,6 +95,7 @@ class FakeRepo:
     # login -> (permission, role_name); a login not here is not a collaborator.
     permissions: dict[str, tuple[str, str]] = field(default_factory=dict)
     archived: bool = False  # GET /installation/repositories still lists archived repos
+    private: bool = False
 
 
 @dataclass
