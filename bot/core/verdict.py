@@ -189,6 +189,8 @@ def _kind(facts: PullRequestFacts, lang: Lang) -> str:
 def _risk_note(risks: Sequence[Risk], lang: Lang) -> str:
     if any(r.severity == "high" for r in risks):
         return t(lang, "verdict.risks.high")
-    if risks:
-        return t(lang, "verdict.risks.open", count=len(risks))
+    # Low risks live in the collapsed checklist: the headline counts what is shown.
+    shown = [r for r in risks if r.severity != "low"]
+    if shown:
+        return t(lang, "verdict.risks.open", count=len(shown))
     return ""
