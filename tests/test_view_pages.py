@@ -292,3 +292,19 @@ async def test_a_repository_without_digests_says_what_to_do(tmp_path: Path) -> N
     assert page.status_code == 200
     assert "No digest is stored for vllm-project/vllm yet." in page.text
     assert "Install the App" in page.text
+
+
+async def test_the_api_keeps_any_text_as_valid_json(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).title = "修复 \ud800 lone surrogate \u2028 and \"quotes\""
+        await env.digest(1)
+        english = await env.get(API)
+        chinese = await env.get(API, params={"lang": "zh"})
+    assert english.headers["content-type"] == "application/json"
+    [item] = english.json()
+    assert item["title"].startswith("修复 \ufffd")
+    assert item["title"].endswith(' lone surrogate \u2028 and "quotes"')
+    assert item["lang"] == "en"
+    assert chinese.json()[0]["lang"] == "zh"
+    assert "需要精读" in chinese.json()[0]["markdown"]
