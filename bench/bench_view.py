@@ -164,7 +164,7 @@ async def run(prs: int, runs: int, seed: int, workdir: Path) -> Report:
 
         timings = [
             await _time(lambda: env.get("/static/view.css"), runs, "baseline: stylesheet"),
-            await _time(lambda: env.get(page), runs, "label view, 500 PRs"),
+            await _time(lambda: env.get(page), runs, "label view, all PRs"),
             await _time(lambda: env.get(page), runs, "label view, after a job wrote",
                         prepare=one_pr_changed),
             await _time(lambda: env.get(page, params={"label": "frontend"}), runs,
@@ -184,7 +184,7 @@ async def run(prs: int, runs: int, seed: int, workdir: Path) -> Report:
         bytes_per_pr=stored // prs, timings=timings, server_side_page_ms=server,
         load_average=round(os.getloadavg()[0], 2),
         passed={
-            "page_ms": by_target["label view, 500 PRs"].median_ms < LIMITS["page_ms"],
+            "page_ms": by_target["label view, all PRs"].median_ms < LIMITS["page_ms"],
             "api_ms": by_target["API first page (50)"].median_ms < LIMITS["api_ms"],
             "stored_mb": stored / 1e6 < LIMITS["stored_mb"],
         },
