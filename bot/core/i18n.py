@@ -247,16 +247,16 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "机器人账号的命令会被忽略。",
     },
     "commands.refused.unknown": {
-        "en": "Unknown command `/digest {name}`; see `/digest help`.",
-        "zh": "未知命令 `/digest {name}`；请查看 `/digest help`。",
+        "en": "Unknown command {command}; see `/digest help`.",
+        "zh": "未知命令 {command}；请查看 `/digest help`。",
     },
     "commands.refused.write-only": {
-        "en": "`/digest {name}` needs write access; ask a maintainer to run it.",
-        "zh": "`/digest {name}` 需要写权限；请让维护者来执行。",
+        "en": "{command} needs write access; ask a maintainer to run it.",
+        "zh": "{command} 需要写权限；请让维护者来执行。",
     },
     "commands.refused.author-or-write": {
-        "en": "`/digest {name}` is for the PR author and maintainers; ask a maintainer to run it.",
-        "zh": "`/digest {name}` 仅限 PR 作者和维护者使用；请让维护者来执行。",
+        "en": "{command} is for the PR author and maintainers; ask a maintainer to run it.",
+        "zh": "{command} 仅限 PR 作者和维护者使用；请让维护者来执行。",
     },
     "commands.refused.rate-limited": {
         "en": "Too many `/digest` commands on this PR; try again in a minute.",

@@ -92,6 +92,16 @@ def _comment_from_github(comment: GitHubIssueComment) -> IssueComment:
     )
 
 
+def encodable(body: str) -> str:
+    """`body` with any lone surrogate replaced: JSON from GitHub may carry one, and
+    UTF-8 cannot encode it, so the write would fail on every retry (issue 8, item 10)."""
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        return body.encode("utf-8", "replace").decode("utf-8")  # '?' for each one
+    return body
+
+
 @asynccontextmanager
 async def translated() -> AsyncIterator[None]:
     """Protocol exceptions out of githubkit failures and unparseable responses."""
@@ -255,14 +265,16 @@ class GitHubKitAdapter:
         await self._pacer.acquire()
         async with translated():
             response = await self._gh.rest.issues.async_create_comment(
-                owner, name, number, body=body
+                owner, name, number, body=encodable(body)
             )
             return _comment_from_github(response.parsed_data)
 
     async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
         owner, name = split_repo(repo)
         await self._write(
-            self._gh.rest.issues.async_update_comment(owner, name, comment_id, body=body)
+            self._gh.rest.issues.async_update_comment(
+                owner, name, comment_id, body=encodable(body)
+            )
         )
 
     async def delete_comment(self, repo: str, comment_id: int) -> None:

@@ -55,6 +55,9 @@ class Steer:
     lang: Lang | None = None
     muted: bool | None = None
     route: bool = False
+    # Asked by someone allowed to unmute: a forced run may then update a muted digest.
+    # Anyone else's `/digest` leaves a muted PR alone (issue 8, item 6).
+    overrides_mute: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ async def sync_pull_request(
     ]
     previous = previous_marker(comments, ctx.bot_login)
     muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
-    if muted and steer.muted is None and not steer.force:
+    if muted and steer.muted is None and not (steer.force and steer.overrides_mute):
         await _publish(ctx, Converged(pr))
         return SyncOutcome("muted", pr)
     if pr.draft and ctx.skip_drafts and not steer.force:
@@ -105,7 +108,8 @@ async def sync_pull_request(
     routing = await route_pull_request(
         gh, ctx, pr, rules, lang,
         previously_routed=previous.routed if previous else (),
-        request=steer.route or rules.routing.request_on_label,
+        # A muted PR is left alone: only an explicit `/digest route` requests reviews.
+        request=steer.route or (rules.routing.request_on_label and not muted),
     )
     routed = tuple(dict.fromkeys(
         (*(previous.routed if previous else ()), *(routing.requested_users if routing else ()))
