@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     # First retry delay of a failed job; it doubles per attempt (capped, jittered).
     # Tests shorten it; in production 5 s keeps a flapping GitHub from being hammered.
     backoff_base_seconds: float = Field(default=5.0, gt=0)
+    lease_seconds: float = Field(default=300.0, gt=0, description=(
+        "How long a running job's claim lasts without a heartbeat; the worker renews it"
+        " while the job runs, and a job whose worker died runs again after it."))
     drain_seconds: float = 20.0
     reconcile_interval_seconds: float = 900.0
     reconcile_on_startup: bool = True
