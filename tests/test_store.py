@@ -328,7 +328,7 @@ async def test_a_permanent_failure_parks_at_once(store: SqliteJobStore, clock: C
     clock.now += 5
     job = await store.claim()
     assert job is not None
-    failed = await store.fail(job.id, "HTTP 404", attempts=job.attempts, permanent=True)
+    failed = await store.fail(job.id, "HTTP 404", attempts=job.attempts, park=True)
     assert failed is not None
     assert failed.state == "parked"
     assert failed.attempts == 1

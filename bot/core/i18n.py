@@ -149,7 +149,93 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.who": {"en": "Who should read it", "zh": "谁应该读"},
     "render.files_count": {"en": "{count:,} files", "zh": "{count:,} 个文件"},
     "render.files_count.one": {"en": "1 file", "zh": "1 个文件"},
-    "render.focus": {"en": "Focus", "zh": "关注点"},
+    "render.check": {"en": "What to check", "zh": "需要核实的内容"},
+    "render.links": {"en": "Linked work", "zh": "关联工作"},
+    "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
+    "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},
+    "render.list_sep": {"en": " · ", "zh": " · "},
+    "render.symbol.mentioned": {"en": "named in the description", "zh": "描述中提到"},
+    # --- the patch read structurally (bot/core/structure.py) ------------------
+    "structure.reordered": {
+        "en": "{symbol}: {a} now runs before {b}",
+        "zh": "{symbol}：{a} 现在先于 {b} 执行",
+    },
+    "structure.condition": {
+        "en": "{symbol}: condition changed from {a} to {b}",
+        "zh": "{symbol}：条件由 {a} 改为 {b}",
+    },
+    "structure.raise-changed": {
+        "en": "{symbol}: raises {b} instead of {a}; check callers that catch {a}",
+        "zh": "{symbol}：改为抛出 {b}（原为 {a}）；请检查捕获 {a} 的调用方",
+    },
+    "structure.raise-added": {
+        "en": "{symbol}: now raises {a}; an explicit error where it used to continue?",
+        "zh": "{symbol}：新增抛出 {a}；原先是否会静默继续？",
+    },
+    "structure.raise-removed": {
+        "en": "{symbol}: no longer raises {a}; what happens in that case now?",
+        "zh": "{symbol}：不再抛出 {a}；这种情况现在如何处理？",
+    },
+    "structure.assert-changed": {
+        "en": "{symbol}: assertion changed from {a} to {b}",
+        "zh": "{symbol}：断言由 {a} 改为 {b}",
+    },
+    "structure.assert-added": {
+        "en": "{symbol}: new {a}; can callers reach it with valid input?",
+        "zh": "{symbol}：新增 {a}；合法输入会触发它吗？",
+    },
+    "structure.assert-removed": {
+        "en": "{symbol}: {a} removed; what guards that case now?",
+        "zh": "{symbol}：删除了 {a}；现在由什么保证这一点？",
+    },
+    "structure.decorator-added": {
+        "en": "{symbol}: decorator {a} added",
+        "zh": "{symbol}：新增装饰器 {a}",
+    },
+    "structure.decorator-removed": {
+        "en": "{symbol}: decorator {a} removed",
+        "zh": "{symbol}：移除了装饰器 {a}",
+    },
+    "structure.kwarg-removed": {
+        "en": "{symbol}: no longer passes {a}",
+        "zh": "{symbol}：不再传入关键字参数 {a}",
+    },
+    "structure.wrapped": {
+        "en": "{symbol} is passed to {a}",
+        "zh": "{symbol} 被传给 {a}",
+    },
+    "structure.todo": {
+        "en": "{symbol}: TODO left for later: {a}",
+        "zh": "{symbol}：留下了 TODO：{a}",
+    },
+    "structure.parametrize": {
+        "en": "{symbol}: {n}-case parametrize matrix ({shape})",
+        "zh": "{symbol}：参数化矩阵共 {n} 种组合（{shape}）",
+    },
+    "structure.parametrize.grew": {
+        "en": "{symbol}: parametrize cases {before} → {n}",
+        "zh": "{symbol}：参数化用例 {before} → {n} 个",
+    },
+    "structure.isolated": {
+        "en": "{symbol}: runs in its own process ({a})",
+        "zh": "{symbol}：在独立进程中运行（{a}）",
+    },
+    "value.change.field": {
+        "en": "{field} for {entity}: {before} → {after}; check deployed configs",
+        "zh": "{entity} 的 {field}：{before} → {after}；请检查已部署的配置",
+    },
+    "value.change": {
+        "en": "{entity}: {before} → {after}; check deployed configs",
+        "zh": "{entity}：{before} → {after}；请检查已部署的配置",
+    },
+    # --- linked work (bot/core/links.py) --------------------------------------
+    "link.supersedes": {"en": "supersedes", "zh": "取代"},
+    "link.follow-up": {"en": "follow-up to", "zh": "后续工作，承接"},
+    "link.part-of": {"en": "part of", "zh": "属于"},
+    "link.depends-on": {"en": "depends on", "zh": "依赖"},
+    "link.reverts": {"en": "reverts", "zh": "回滚"},
+    "link.fixes": {"en": "fixes", "zh": "修复"},
+    "link.related": {"en": "see", "zh": "参见"},
     "render.ci": {"en": "CI to run", "zh": "需运行的 CI"},
     "render.start": {"en": "Where to start", "zh": "从哪里读起"},
     "render.symbol.added": {"en": "new", "zh": "新增"},
@@ -207,6 +293,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.evidence.base": {"en": "base branch", "zh": "目标分支"},
     "render.evidence.author": {"en": "author", "zh": "作者"},
     "render.evidence.size": {"en": "size", "zh": "规模"},
+    "render.evidence.mention": {"en": "named in the description", "zh": "描述中提到"},
     # --- commands and routing (bot/core/commands.py, bot/core/routing.py) ----
     "commands.help.column.command": {"en": "Command", "zh": "命令"},
     "commands.help.column.summary": {"en": "What it does", "zh": "作用"},

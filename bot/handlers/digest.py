@@ -7,6 +7,7 @@ a write happens only when the rendered body differs from the one on GitHub.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -100,7 +101,12 @@ async def sync_pull_request(
     repo_rules = await ctx.rules.rules_for(gh, repo)
     rules = repo_rules.rules
     notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
-    digest = build_digest(_facts(pr, files), rules, lang, explain=explain, extra_notes=notes)
+    facts = _facts(pr, files)
+    # A few indexed SQLite look-ups (ms); off the loop all the same.
+    context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    digest = build_digest(
+        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context
+    )
 
     owned = previous.owned_labels if previous else ()
     if rules.routing.apply_area_labels:

@@ -224,9 +224,11 @@ class Worker:
             retry_after = retry_after_of(exc)
             retry_at = self._clock() + retry_after if retry_after is not None else None
             error = redact(f"{type(exc).__name__}: {exc}")
-            # Retrying a 404/410/422 only repeats it max_attempts times: park at once.
+            # Retrying a 404/410/422 or rejected credentials only repeats the failure
+            # max_attempts times: park at once.
+            park = bool(getattr(exc, "permanent", False)) or is_permanent(exc)
             updated = await self._store.fail(job.id, error, retry_at, attempts=job.attempts,
-                                             permanent=is_permanent(exc))
+                                             park=park)
             if updated is None:
                 self._observe(job, "stale", started, {**context, "error": error})
                 return
