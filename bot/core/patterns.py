@@ -107,11 +107,8 @@ class LinePattern:
     def search(self, text: str) -> str | None:
         """The first match in the first MAX_TEXT_BYTES of `text`, or None."""
         data = encode(text)[:MAX_TEXT_BYTES]
-        found = self._regex.search(data)
-        if found is None:
-            return None
-        phrase: str = found.group(0).decode("utf-8", "replace")
-        return phrase
+        span = self.search_bytes(data)
+        return None if span is None else data[span[0] : span[1]].decode("utf-8", "replace")
 
     def search_bytes(self, data: bytes, start: int = 0) -> tuple[int, int] | None:
         """(start, end) byte offsets of the first match at or after `start`, or None.
