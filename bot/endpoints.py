@@ -20,8 +20,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/webhook",
              "GitHub deliveries: verify the signature, persist, `202`", "GitHub (signed)"),
     Endpoint("GET", "/healthz", "the process is alive", "anyone"),
-    Endpoint("GET", "/readyz", "the database is reachable and the service not draining",
-             "anyone"),
+    Endpoint("GET", "/readyz",
+             "the database is reachable, the service not draining and (live) the App "
+             "credentials work; 503 with the reason otherwise", "anyone"),
     Endpoint("GET", "/metrics", "Prometheus metrics", "anyone"),
     Endpoint("GET", "/view/{owner}/{repo}",
              "the label view: open PRs' digests grouped by label; `?label=`, "

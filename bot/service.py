@@ -6,11 +6,14 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 
+from bot.credentials import CredentialCheck
 from bot.github.protocol import GitHubError
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
@@ -24,6 +27,8 @@ from bot.queue.jobs import Worker
 from bot.queue.ledger import Ledger
 from bot.queue.store import SqliteJobStore
 from bot.queue.worker_thread import WorkerThread
+from bot.repo_index.lookup import IndexLookup
+from bot.repo_index.refresh import IndexRefresher
 from bot.rules_files import read_rule_sources
 from bot.settings import Settings
 from bot.view.app import LabelViewRoutes
@@ -44,10 +49,13 @@ class Service:
     processor: JobProcessor
     factory: GitHubSessionFactory
     digests: DigestStore
+    credentials: CredentialCheck | None = None
 
     def close(self) -> None:
         self.store.close()
         self.ledger.close()
+        if self.processor.index_lookup is not None:
+            self.processor.index_lookup.close()
 
 
 def build_service(settings: Settings) -> Service:
@@ -75,7 +83,13 @@ def build_service(settings: Settings) -> Service:
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
         on_converged=DigestRecorder(digests),
     )
-    processor = JobProcessor(settings, factory, ctx, store, ledger)
+    refresher = None
+    if settings.index_enabled:
+        ctx.index = IndexLookup(settings.db_path)
+        refresher = IndexRefresher(
+            settings.db_path, max_tarball_bytes=settings.index_max_tarball_bytes
+        )
+    processor = JobProcessor(settings, factory, ctx, store, ledger, refresher)
 
     async def learn_identity() -> None:
         # The bot's login (for finding its own comments and ignoring its own events)
@@ -106,9 +120,18 @@ def build_service(settings: Settings) -> Service:
         concurrency=settings.workers,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    app = create_app(settings, store, metrics, worker=WorkerThread(worker),
-                     extra_routes=LabelViewRoutes(digests, settings).routes())
-    return Service(app, store, ledger, processor, factory, digests)
+    credentials: CredentialCheck | None = None
+    background: list[Callable[[], Coroutine[Any, Any, None]]] = []
+    if settings.has_app_credentials:
+        credentials = CredentialCheck(settings, factory)
+        background.append(credentials.run)
+    app = create_app(
+        settings, store, metrics, worker=WorkerThread(worker),
+        extra_routes=LabelViewRoutes(digests, settings).routes(),
+        not_ready_reason=(lambda: credentials.reason) if credentials is not None else None,
+        background=background,
+    )
+    return Service(app, store, ledger, processor, factory, digests, credentials)
 
 
 def _exit_after_drain(signum: int, frame: object) -> None:
@@ -122,7 +145,8 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     service = build_service(settings)
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
-    log.info("pr-digest listening on http://%s:%d (%s)", host, port, mode)
+    log.info("pr-digest listening on http://%s:%d (%s: %s)", host, port, mode,
+             settings.mode_reason())
     try:
         uvicorn.run(
             service.app, host=host, port=port, log_config=None, access_log=False,

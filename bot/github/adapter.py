@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, cast, get_args
@@ -44,6 +45,7 @@ from bot.github.retry import translate_error
 
 T = TypeVar("T")
 PER_PAGE = 100
+_SHA = re.compile(r"[0-9a-f]{40}")
 _PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
 
 
@@ -240,8 +242,15 @@ class GitHubKitAdapter:
         owner, name = split_repo(repo)
         async with translated():
             branch = (await self._gh.rest.repos.async_get(owner, name)).parsed_data.default_branch
-            head = await self._gh.rest.repos.async_get_branch(owner, name, branch)
-            return BranchHead(branch=branch, sha=head.parsed_data.commit.sha)
+            # The `sha` media type answers with the bare 40-hex SHA: no commit payload.
+            head = await self._gh.arequest(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/commits/{quote(branch, safe='')}",
+                headers={"Accept": "application/vnd.github.sha"},
+            )
+        sha = head.text.strip()
+        if not _SHA.fullmatch(sha):
+            raise GitHubError(f"GitHub answered no commit SHA for {repo}@{branch}")
+        return BranchHead(branch=branch, sha=sha)
 
     @asynccontextmanager
     async def tarball(self, repo: str, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:

@@ -117,12 +117,26 @@ class RepositoryArchive(Protocol):
 
 
 class GitHubError(Exception):
-    """A GitHub call failed. `retry_after` is set when GitHub said when to come back."""
+    """A GitHub call failed. `retry_after` is set when GitHub said when to come back.
+
+    `permanent` failures are parked at once by the worker: retrying cannot help.
+    """
+
+    permanent = False
 
     def __init__(self, message: str, *, status: int = 0, retry_after: float | None = None):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+
+
+class BadCredentials(GitHubError):
+    """401: GitHub rejected the credentials (revoked token, wrong key or App id).
+
+    Not transient: the job is parked with this reason instead of retried for hours.
+    """
+
+    permanent = True
 
 
 class NotFound(GitHubError):

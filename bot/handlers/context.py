@@ -20,6 +20,7 @@ from bot.github.protocol import GitHubAPI
 from bot.handlers.converged import ConvergedSink
 from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
+from bot.repo_index.lookup import IndexLookup
 
 
 def _ttl_cache(ttl: float) -> TTLCache[str, object]:
@@ -37,6 +38,7 @@ class HandlerContext:
     command_runs_per_minute: int = 6
     uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
+    index: IndexLookup | None = None  # the default branch's symbol index, when kept
     # Told about every digest job's result (the label view's store); None: nobody listens.
     on_converged: ConvergedSink | None = None
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))

@@ -7,6 +7,7 @@ a write happens only when the rendered body differs from the one on GitHub.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -101,9 +102,13 @@ async def sync_pull_request(
     repo_rules = await ctx.rules.rules_for(gh, repo)
     rules = repo_rules.rules
     notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
-    titles = await linked_titles(gh, ctx, _facts(pr, files))
+    facts = _facts(pr, files)
+    # A few indexed SQLite look-ups (ms); off the loop all the same.
+    context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    titles = await linked_titles(gh, ctx, facts)
     digest = build_digest(
-        _facts(pr, files), rules, lang, explain=explain, extra_notes=notes, link_titles=titles
+        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context,
+        link_titles=titles,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -133,7 +138,7 @@ async def sync_pull_request(
         quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
         plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body)
     await execute_sticky(gh, ctx, repo, number, plan)
-    facts = _facts(pr, files)
+    facts = _facts(pr, files)  # labels may have changed above
     extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
 
     problem = repo_rules.problem
@@ -141,7 +146,8 @@ async def sync_pull_request(
     def in_language(other: Lang) -> Digest:
         other_notes = (repo_config_note(problem, other),) if problem else ()
         return build_digest(
-            facts, rules, other, explain=explain, extra_notes=other_notes, link_titles=titles
+            facts, rules, other, explain=explain, extra_notes=other_notes,
+            repo_context=context, link_titles=titles,
         ).model_copy(update=extras)
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))

@@ -186,7 +186,9 @@ class Worker:
             retry_after = retry_after_of(exc)
             retry_at = self._clock() + retry_after if retry_after is not None else None
             error = redact(f"{type(exc).__name__}: {exc}")
-            updated = await self._store.fail(job.id, error, retry_at)
+            # A permanent failure (GitHub rejected our credentials) parks at once.
+            park = bool(getattr(exc, "permanent", False))
+            updated = await self._store.fail(job.id, error, retry_at, park=park)
             outcome = "parked" if updated.state == "parked" else "retry"
             self._observe(job, outcome, started, {**context, "error": error})
             if outcome == "parked":

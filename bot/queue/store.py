@@ -24,7 +24,7 @@ from bot.queue.sqlite_writer import SqliteWriter
 from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
 from bot.settings import Settings
 
-JobKind = Literal["pr", "command", "sweep"]
+JobKind = Literal["pr", "command", "sweep", "index"]
 JobState = Literal["queued", "running", "done", "failed", "parked"]
 Acceptance = Literal["accepted", "duplicate", "requeued"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")
@@ -33,6 +33,10 @@ STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")
 
 def pr_key(repo: str, number: int) -> str:
     return f"pr:{repo}#{number}"
+
+
+def index_key(repo: str) -> str:
+    return f"index:{repo}"
 
 
 def command_key(repo: str, comment_id: int, body_sha1: str) -> str:
@@ -96,7 +100,9 @@ class JobStore(Protocol):
 
     async def complete(self, job_id: int) -> None: ...
 
-    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job: ...
+    async def fail(
+        self, job_id: int, error: str, retry_at: float | None = None, *, park: bool = False
+    ) -> Job: ...
 
     async def release(self, job_id: int) -> None: ...
 
@@ -181,6 +187,7 @@ class SqliteJobStore:
         *,
         clock: Callable[[], float] = time.time,
         settle_seconds: float = 3.0,
+        index_settle_seconds: float = 600.0,
         max_attempts: int = 8,
         lease_seconds: float = 300.0,
         backoff_base_seconds: float = 5.0,
@@ -190,6 +197,7 @@ class SqliteJobStore:
     ) -> None:
         self._clock = clock
         self._settle = settle_seconds
+        self._index_settle = index_settle_seconds
         self._max_attempts = max_attempts
         self._lease = lease_seconds
         self._backoff_base = backoff_base_seconds
@@ -202,6 +210,7 @@ class SqliteJobStore:
         cls, settings: Settings, *, clock: Callable[[], float] = time.time
     ) -> SqliteJobStore:
         return cls(settings.db_path, clock=clock, settle_seconds=settings.settle_seconds,
+                   index_settle_seconds=settings.index_settle_seconds,
                    max_attempts=settings.max_attempts,
                    backoff_base_seconds=settings.backoff_base_seconds)
 
@@ -266,6 +275,8 @@ class SqliteJobStore:
             if same is not None:
                 return int(same["id"]), now
             return self._insert(conn, job, delivery_id, now, not_before=now), now
+        if job.kind == "index":
+            return self._enqueue_index(conn, job, delivery_id, now)
         # PR-Agent's pattern: at most one running and one pending job per PR. A new event
         # merges into the pending one and pushes it back (vLLM's body-cleanup `edited`
         # arrives seconds after `opened`; force-pushes come in bursts).
@@ -284,6 +295,29 @@ class SqliteJobStore:
             (json.dumps(payload), not_before, now, job.installation_id, pending["id"]),
         )
         return int(pending["id"]), not_before
+
+    def _enqueue_index(
+        self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float
+    ) -> tuple[int, float]:
+        """Throttled, not debounced: vLLM merges many PRs an hour, so a push folds into
+        the pending refresh (newest commit wins) without pushing it back; the index is
+        at most `index_settle_seconds` behind the branch, and rebuilt at most that often."""
+        pending = conn.execute(
+            "SELECT id, payload, not_before FROM jobs WHERE key = ?"
+            " AND state IN ('queued', 'failed') ORDER BY id LIMIT 1",
+            (job.key,),
+        ).fetchone()
+        if pending is None:
+            # A push waits out the window; "no index yet" (no sha: start-up) runs now.
+            not_before = now + (self._index_settle if job.payload.get("sha") else 0.0)
+            return self._insert(conn, job, delivery_id, now, not_before=not_before), not_before
+        payload = merge_payloads(json.loads(pending["payload"]), job.payload)
+        conn.execute(
+            "UPDATE jobs SET payload = ?, updated_at = ?,"
+            " installation_id = COALESCE(?, installation_id) WHERE id = ?",
+            (json.dumps(payload), now, job.installation_id, pending["id"]),
+        )
+        return int(pending["id"]), float(pending["not_before"])
 
     def _insert(
         self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float,
@@ -347,14 +381,19 @@ class SqliteJobStore:
         ceiling = min(self._backoff_cap, self._backoff_base * 2 ** max(attempts - 1, 0))
         return float(ceiling * (0.5 + 0.5 * self._rng.random()))
 
-    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job:
+    async def fail(
+        self, job_id: int, error: str, retry_at: float | None = None, *, park: bool = False
+    ) -> Job:
+        """Count a failed attempt; park the job after the last one, or at once if `park`."""
+
         def op(conn: sqlite3.Connection) -> Job:
             now = self._clock()
             row = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None:
                 raise KeyError(job_id)
             attempts = int(row["attempts"]) + 1
-            state: JobState = "parked" if attempts >= self._max_attempts else "failed"
+            parked = park or attempts >= self._max_attempts
+            state: JobState = "parked" if parked else "failed"
             when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts)
             conn.execute(
                 "UPDATE jobs SET state = ?, attempts = ?, not_before = ?, last_error = ?,"

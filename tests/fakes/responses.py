@@ -254,6 +254,15 @@ def installation_repository(repo: FakeRepo) -> JSON:
     return data
 
 
+def full_repository(repo: FakeRepo) -> JSON:
+    """GET /repos/{owner}/{repo}: GitHub's example, renamed to this repository."""
+    template: JSON = example("full-repository")
+    for key, value in template.items():
+        if isinstance(value, str):
+            template[key] = value.replace("octocat/Hello-World", repo.full_name)
+    return _repository(repo, repo.full_name, template)
+
+
 def installation_repositories(page: list[JSON], total_count: int) -> JSON:
     """One page of GET /installation/repositories: the list sits inside an object."""
     return {"total_count": total_count, "repository_selection": "all", "repositories": page}
