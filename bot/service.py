@@ -118,6 +118,9 @@ def build_service(settings: Settings) -> Service:
     worker = Worker(
         store, processor, metrics,
         concurrency=settings.workers,
+        # An expired lease is noticed within half a lease.
+        lease_check_interval=min(30.0, settings.lease_seconds / 2),
+        heartbeat_interval=settings.lease_seconds / 3,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
     credentials: CredentialCheck | None = None

@@ -76,6 +76,9 @@ class Settings(BaseSettings):
         default=5.0, gt=0,
         description="first retry delay of a failed job; doubles per attempt (capped, jittered)",
     )
+    lease_seconds: float = Field(default=300.0, gt=0, description=(
+        "how long a running job's claim lasts without a heartbeat; the worker renews it"
+        " every third of it while the job runs, so only a dead worker's job runs again"))
     drain_seconds: float = Field(
         default=20.0, ge=0,
         description="on SIGTERM, how long running jobs may finish (`docker stop` must wait "

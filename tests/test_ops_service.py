@@ -182,6 +182,7 @@ async def test_a_transient_error_is_not_parked_early(tmp_path: Path) -> None:
     assert claimed is not None
     failed = await store.fail(job_id, str(GitHubError("GET x: timed out")))
     store.close()
+    assert failed is not None
     assert failed.state == "failed"
 
 

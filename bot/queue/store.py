@@ -98,13 +98,24 @@ class JobStore(Protocol):
 
     async def claim(self, now: float | None = None) -> Job | None: ...
 
-    async def complete(self, job_id: int) -> None: ...
+    async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
+        """Done, unless `attempts` is given and that run no longer holds the job
+        (its lease ran out and it was requeued): then a no-op returning False."""
+        ...
 
     async def fail(
-        self, job_id: int, error: str, retry_at: float | None = None, *, park: bool = False
-    ) -> Job: ...
+        self, job_id: int, error: str, retry_at: float | None = None, *,
+        attempts: int | None = None, park: bool = False,
+    ) -> Job | None:
+        """Count a failed attempt; park the job after the last one, or at once if `park`.
+        None: `attempts` was given and that run is stale (see `complete`), nothing changed."""
+        ...
 
-    async def release(self, job_id: int) -> None: ...
+    async def renew_lease(self, job_id: int, attempts: int, now: float | None = None) -> bool:
+        """Heartbeat: extend the running job's lease; False if this run lost it."""
+        ...
+
+    async def release(self, job_id: int, *, attempts: int | None = None) -> None: ...
 
     async def release_expired_leases(self, now: float | None = None) -> int: ...
 
@@ -146,6 +157,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     last_error TEXT,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS health (
+    id INTEGER PRIMARY KEY,
+    checked_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
@@ -211,7 +226,7 @@ class SqliteJobStore:
     ) -> SqliteJobStore:
         return cls(settings.db_path, clock=clock, settle_seconds=settings.settle_seconds,
                    index_settle_seconds=settings.index_settle_seconds,
-                   max_attempts=settings.max_attempts,
+                   max_attempts=settings.max_attempts, lease_seconds=settings.lease_seconds,
                    backoff_base_seconds=settings.backoff_base_seconds)
 
     def close(self) -> None:
@@ -358,23 +373,39 @@ class SqliteJobStore:
 
         return await self._writer.run(op)
 
-    async def complete(self, job_id: int) -> None:
-        await self._set_state(job_id, "done")
+    async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
+        return await self._set_state(job_id, "done", attempts)
 
-    async def release(self, job_id: int) -> None:
+    async def release(self, job_id: int, *, attempts: int | None = None) -> None:
         """Back to the queue without counting an attempt (shutdown mid-job)."""
-        await self._set_state(job_id, "queued")
+        await self._set_state(job_id, "queued", attempts)
 
-    async def _set_state(self, job_id: int, state: JobState) -> None:
-        def op(conn: sqlite3.Connection) -> None:
+    async def _set_state(self, job_id: int, state: JobState, attempts: int | None) -> bool:
+        # A run is identified by the attempt count it was claimed with: an expired
+        # lease requeues the job with one more attempt, so a stale run matches nothing.
+        def op(conn: sqlite3.Connection) -> bool:
             now = self._clock()
-            conn.execute(
+            cur = conn.execute(
                 "UPDATE jobs SET state = ?, lease_until = NULL, updated_at = ?,"
-                " not_before = MIN(not_before, ?) WHERE id = ? AND state = 'running'",
-                (state, now, now, job_id),
+                " not_before = MIN(not_before, ?) WHERE id = ? AND state = 'running'"
+                " AND (? IS NULL OR attempts = ?)",
+                (state, now, now, job_id, attempts, attempts),
             )
+            return cur.rowcount > 0
 
-        await self._writer.run(op)
+        return await self._writer.run(op)
+
+    async def renew_lease(self, job_id: int, attempts: int, now: float | None = None) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            at = self._clock() if now is None else now
+            cur = conn.execute(
+                "UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'"
+                " AND attempts = ?",
+                (at + self._lease, job_id, attempts),
+            )
+            return cur.rowcount > 0
+
+        return await self._writer.run(op)
 
     def backoff_seconds(self, attempts: int) -> float:
         """Exponential, capped, with jitter in [50%, 100%] so retries do not stampede."""
@@ -382,23 +413,30 @@ class SqliteJobStore:
         return float(ceiling * (0.5 + 0.5 * self._rng.random()))
 
     async def fail(
-        self, job_id: int, error: str, retry_at: float | None = None, *, park: bool = False
-    ) -> Job:
+        self, job_id: int, error: str, retry_at: float | None = None, *,
+        attempts: int | None = None, park: bool = False,
+    ) -> Job | None:
         """Count a failed attempt; park the job after the last one, or at once if `park`."""
 
-        def op(conn: sqlite3.Connection) -> Job:
+        def op(conn: sqlite3.Connection) -> Job | None:
             now = self._clock()
-            row = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            row = conn.execute(
+                "SELECT attempts, state FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
             if row is None:
                 raise KeyError(job_id)
-            attempts = int(row["attempts"]) + 1
-            parked = park or attempts >= self._max_attempts
-            state: JobState = "parked" if parked else "failed"
-            when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts)
+            if attempts is not None and (
+                row["state"] != "running" or int(row["attempts"]) != attempts
+            ):
+                return None  # a stale run: the job was requeued and may run elsewhere
+            attempts_now = int(row["attempts"]) + 1
+            out_of_attempts = attempts_now >= self._max_attempts
+            state: JobState = "parked" if park or out_of_attempts else "failed"
+            when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts_now)
             conn.execute(
                 "UPDATE jobs SET state = ?, attempts = ?, not_before = ?, last_error = ?,"
                 " lease_until = NULL, updated_at = ? WHERE id = ?",
-                (state, attempts, when, error[:2000], now, job_id),
+                (state, attempts_now, when, error[:2000], now, job_id),
             )
             return self._get(conn, job_id)
 
@@ -498,4 +536,12 @@ class SqliteJobStore:
         return await self._writer.run(op)
 
     async def ping(self) -> None:
-        await self._writer.run(lambda conn: conn.execute("SELECT 1").fetchone())
+        """Raises StoreUnavailable unless the database can be *written*: a read would
+        pass on a full disk, and intake would then 202 deliveries it cannot keep."""
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO health (id, checked_at) VALUES (1, ?)", (self._clock(),)
+            )
+
+        await self._writer.run(op)
