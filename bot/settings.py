@@ -157,8 +157,13 @@ class Settings(BaseSettings):
     log_level: str = Field(
         default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
     )
+    log_format: Literal["json", "console"] | None = Field(
+        default=None,
+        description="`json` (one object a line) or `console` (for people); unset: console "
+        "when stderr is a terminal, else JSON",
+    )
 
-    @field_validator("app_id", "private_key_path", "bot_login", mode="before")
+    @field_validator("app_id", "private_key_path", "bot_login", "log_format", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         # `DIGEST_APP_ID=` in an env file means "not set", not "an invalid integer".
