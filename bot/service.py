@@ -119,6 +119,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
             service.app, host=host, port=port, log_config=None, access_log=False,
             timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
             http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
+                                  body_timeout_seconds=settings.body_timeout_seconds,
                                   max_connections=settings.max_connections),
         )
     finally:
