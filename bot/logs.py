@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import sys
 import threading
+import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,24 +86,82 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+# One encoder for every line: json.dumps(default=...) would build a new one per call.
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+
+
+def _json_line(created: float, level: str, msg: str, logger: str,
+               fields: Mapping[str, object], exc: str | None) -> str:
+    line: dict[str, Any] = {
+        "ts": datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds"),
+        "level": level.lower(),
+        "msg": msg,
+        "logger": logger,
+    }
+    for name in CONTEXT_FIELDS:
+        value = fields.get(name)
+        if value is not None:
+            line[name] = value
+    if exc:
+        line["exc"] = exc
+    # Redact again on the final text: a formatter can be used without the filter.
+    return redact(_ENCODER.encode(line))
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "msg": record.getMessage(),
-            "logger": record.name,
-        }
-        for name in CONTEXT_FIELDS:
-            value = record.__dict__.get(name)
-            if value is not None:
-                line[name] = value
-        if record.exc_text:
-            line["exc"] = record.exc_text
-        elif record.exc_info:
-            line["exc"] = self.formatException(record.exc_info)
-        # Redact again on the final text: a formatter can be used without the filter.
-        return redact(json.dumps(line, default=str, ensure_ascii=False))
+        exc = record.exc_text
+        if not exc and record.exc_info:
+            exc = self.formatException(record.exc_info)
+        return _json_line(record.created, record.levelname, record.getMessage(), record.name,
+                          record.__dict__, exc)
+
+
+class BoundLine:
+    """One pre-bound structured call for a hot path (intake logs a line per delivery).
+
+    Writes exactly the line `logger.log(level, message, extra=fields)` would, masked the
+    same way, straight to our JSON handler: no LogRecord, caller lookup or filter pass.
+    Whenever anything else could want the record (another handler, e.g. pytest's
+    caplog; a handler or filter on the logger itself), it goes through `logging`."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+
+    def __call__(self, level: int, message: str, fields: Mapping[str, object]) -> None:
+        logger = self._logger
+        if not logger.isEnabledFor(level):
+            return
+        handler = _only_our_handler(logger, level)
+        if handler is None:
+            logger.log(level, "%s", message, extra=dict(fields))
+            return
+        masked = {name: _redact_value(fields[name]) for name in CONTEXT_FIELDS
+                  if fields.get(name) is not None}
+        text = _json_line(time.time(), logging.getLevelName(level), redact(message),
+                          logger.name, masked, None)
+        with handler.lock or contextlib.nullcontext():
+            handler.stream.write(text + handler.terminator)
+            handler.flush()
+
+
+def _only_our_handler(logger: logging.Logger, level: int) -> logging.StreamHandler[Any] | None:
+    handler = _our_handler
+    if handler is None or level < handler.level or logger.filters:
+        return None
+    node: logging.Logger | None = logger
+    while node is not None:
+        if node.handlers and node is not logging.root:
+            return None
+        if not node.propagate:
+            return None
+        node = node.parent
+    if logging.root.handlers != [handler]:
+        return None
+    return handler
+
+
+_our_handler: logging.StreamHandler[Any] | None = None
 
 
 def configure_logging(level: str | int = "INFO") -> logging.Handler:
@@ -114,5 +175,7 @@ def configure_logging(level: str | int = "INFO") -> logging.Handler:
     handler.addFilter(RedactingFilter())
     handler._pr_digest = True  # type: ignore[attr-defined]
     root.addHandler(handler)
+    global _our_handler
+    _our_handler = handler
     root.setLevel(level.upper() if isinstance(level, str) else level)
     return handler

@@ -30,13 +30,14 @@ from bot.intake.webhooks import (
     route_event,
     signature_matches,
 )
-from bot.logs import register_secret
+from bot.logs import BoundLine, register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
 from bot.queue.worker_thread import JobRunner
 from bot.settings import Settings
 
 log = logging.getLogger("bot.intake.app")
+_delivery_line = BoundLine(log)
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
@@ -122,8 +123,8 @@ class _Intake:
             reply.event, reply.action, reply.outcome)
         fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
         fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
-        log.log(logging.INFO if reply.status < 400 else logging.WARNING,
-                "delivery %s", reply.outcome, extra=fields)
+        _delivery_line(logging.INFO if reply.status < 400 else logging.WARNING,
+                       f"delivery {reply.outcome}", fields)
         return _AsciiJSONResponse(reply.body, status_code=reply.status)
 
     async def _handle(self, request: Request) -> _Reply:
