@@ -13,18 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.core.digest import build_digest, digest_json
 from bot.core.findings import LANGS, Lang
-from bot.core.pr_object import (
-    NotAPullRequest,
-    changed_files,
-    facts_from_pull_request,
-    pull_request_object,
-)
-from bot.core.render import render_digest
-from bot.core.rules import RuleFileError
-from bot.rules_files import check_rules, load_rules
 from bot.settings import Settings
+
+# The digest engine is imported by the commands that use it, not at start: `serve` must
+# answer /healthz quickly and builds its engine on the worker thread (bot/service.py).
 
 _PR_REF = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$")
 
@@ -99,6 +92,15 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_digest(args: argparse.Namespace) -> int:
+    from bot.core.digest import build_digest, digest_json
+    from bot.core.pr_object import (
+        NotAPullRequest,
+        changed_files,
+        facts_from_pull_request,
+        pull_request_object,
+    )
+    from bot.core.render import render_digest
+
     settings = Settings()
     lang: Lang = args.lang or settings.language
     rules_dir: Path = args.rules or settings.rules_dir
@@ -138,6 +140,8 @@ def _run_digest(args: argparse.Namespace) -> int:
 
 
 def _run_check_rules(args: argparse.Namespace) -> int:
+    from bot.rules_files import check_rules
+
     directory: Path = args.dir or Settings().rules_dir
     problems = check_rules(directory)
     for problem in problems:
@@ -167,6 +171,9 @@ def _run_export_schema(args: argparse.Namespace) -> int:
 
 
 def _load_rules(directory: Path) -> Any:
+    from bot.core.rules import RuleFileError
+    from bot.rules_files import load_rules
+
     try:
         return load_rules(directory)
     except RuleFileError as exc:
