@@ -8,6 +8,7 @@ build) load on the worker's thread while deliveries already land in the store.
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import time
@@ -126,6 +127,10 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     def build_worker() -> Worker:
         service = build_service(settings, store, metrics)
         built.append(service)
+        # Everything loaded so far (GitHub's API schemas, rules) lives as long as the
+        # process: keep it out of the collector's full passes, each of which otherwise
+        # walks it all and stalls every in-flight ack (p99) for tens of milliseconds.
+        gc.freeze()
         return service.worker
 
     worker = WorkerThread(build=build_worker)
