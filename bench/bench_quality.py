@@ -13,7 +13,10 @@ told; high-severity items and whether each was asked for or admitted by the auth
 the verdict distribution; area recall and precision against the truth tags that are
 area ids of the rules (other tags are "not scored" and listed); the median visible
 lines and open (unticked) items per posted digest (quiet PRs get no comment, so they
-are left out of both medians). `--holdout` also reports the same numbers on a fixed
+are left out of both medians); specificity: the share of posted digests whose visible
+part names, in a code span, a function or class the patch touches or a name the
+description mentions, and the share that quote at least one of the author's design
+decisions. `--holdout` also reports the same numbers on a fixed
 quarter of the cases (PR number divisible by 4) next to the rest, so tuning on the
 rest can be checked for generalisation.
 """
@@ -34,8 +37,11 @@ from typing import Any
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest
+from bot.core.i18n import t
+from bot.core.mentions import body_names
 from bot.core.render import render_digest
 from bot.core.rules import RuleSet
+from bot.core.symbols import extract_symbols
 from bot.rules_files import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +80,8 @@ _ADMISSION = re.compile(
 )
 _FOOTER = "**BEFORE SUBMITTING"
 _OPEN_ITEM = re.compile(r"^- \[ \] ")
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,80}")
 
 
 @dataclass(frozen=True)
@@ -164,6 +172,9 @@ class Report:
     no_area: int = 0
     visible_lines: list[int] = field(default_factory=list)
     open_items: list[int] = field(default_factory=list)
+    posted: int = 0
+    names_symbol: int = 0  # visible part names a patch or body symbol
+    with_decision: int = 0  # visible part quotes an author decision
     misses: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
 
@@ -197,6 +208,9 @@ class Report:
             "no_area": self.no_area,
             "median_visible_lines": _median(self.visible_lines),
             "median_open_items": _median(self.open_items),
+            "posted": self.posted,
+            "names_symbol_share": ratio(self.names_symbol, self.posted),
+            "author_decision_share": ratio(self.with_decision, self.posted),
             "area_misses": self.misses,
             "area_wrong": self.wrong,
         }
@@ -222,6 +236,29 @@ def visible_lines(markdown: str) -> list[str]:
         elif opened and "<summary>" in stripped and depth == 1:
             shown.append(line)  # the summary line itself is visible
     return shown
+
+
+# Every rendered decision line ends with the author's attribution; the bench reads
+# the Markdown, as a reviewer would.
+_DECISION_MARK = t("en", "render.decision.by")
+
+
+def names_a_symbol(facts: PullRequestFacts, shown: Sequence[str]) -> bool:
+    """Does a visible code span name a function/class the patch touches, or an
+    identifier the description mentions (not a file path)?"""
+    names = {symbol.name for symbol in extract_symbols(facts.files)}
+    for name in body_names(facts.body):
+        if "/" not in name and not name.endswith((".py", ".yaml", ".md", ".cu", ".h")):
+            names.add(name.rsplit(".", 1)[-1])
+    if not names:
+        return False
+    for line in shown:
+        for span in _CODE_SPAN.findall(line):
+            if "/" in span:
+                continue
+            if any(ident in names for ident in _IDENTIFIER.findall(span)):
+                return True
+    return False
 
 
 def _truth_areas(case: Case, vocabulary: frozenset[str], report: Report) -> set[str]:
@@ -259,6 +296,11 @@ def measure(
             shown = visible_lines(markdown)
             report.visible_lines.append(len(shown))
             report.open_items.append(sum(1 for line in shown if _OPEN_ITEM.match(line)))
+            report.posted += 1
+            report.names_symbol += names_a_symbol(case.facts, shown)
+            report.with_decision += bool(getattr(digest, "decisions", ())) and any(
+                _DECISION_MARK in line for line in shown
+            )
         _score_areas(case, digest, vocabulary, report)
         _score_risks(case, digest, report)
     return report
@@ -337,6 +379,9 @@ def format_report(summary: dict[str, Any], title: str) -> str:
             f"not scored (truth tags outside the area ids): {summary['not_scored_tags']}",
             f"median visible lines: {summary['median_visible_lines']}, "
             f"median open items: {summary['median_open_items']}",
+            f"posted digests naming a patch/body symbol: {_pct(summary['names_symbol_share'])}, "
+            f"quoting an author decision: {_pct(summary['author_decision_share'])} "
+            f"(of {summary['posted']} posted)",
             f"area misses: {' '.join(summary['area_misses']) or '-'}",
             f"areas found but not in truth: {' '.join(summary['area_wrong']) or '-'}",
         ]

@@ -1,10 +1,12 @@
-"""The `digest-bot` command line: serve, digest (offline or online), check-rules."""
+"""The `digest-bot` command line: serve, digest (offline or online), check-rules, and the
+operator's commands (previews, jobs, settings-table)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -13,13 +15,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.cli_ops import OpsError, add_operator_commands
 from bot.core.findings import LANGS, Lang
-from bot.settings import Settings
+from bot.settings_errors import SettingsError, load_settings, settings_error_lines
 
 # The digest engine is imported by the commands that use it, not at start: `serve` must
 # answer /healthz quickly and builds its engine on the worker thread (bot/service.py).
 
-_PR_REF = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$")
+# OWNER/REPO#N, OWNER/REPO/pull/N, or the PR's URL (any GitHub host, trailing parts allowed).
+_PR_REFS = (
+    re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$"),
+    re.compile(r"^(?:https?://[^/\s]+/)?(?P<repo>[\w.-]+/[\w.-]+)/pulls?/(?P<number>\d+)"
+               r"(?:[/?#].*)?$"),
+)
 
 
 class UsageError(Exception):
@@ -31,36 +39,76 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         result: int = args.run(args)
+        sys.stdout.flush()
         return result
-    except UsageError as exc:
+    except (UsageError, OpsError) as exc:
         print(f"digest-bot: error: {exc}", file=sys.stderr)
         return 2
+    except SettingsError as exc:
+        _print_bad_settings(exc.lines)
+        return 2
     except ValidationError as exc:
-        if exc.title != Settings.__name__:
+        # Settings() built outside load_settings (e.g. by a subcommand's module).
+        if exc.title != "Settings":
             raise
-        for error in exc.errors():
-            # The variable's name and why, never its value (it may be a secret).
-            name = "DIGEST_" + "_".join(str(part) for part in error["loc"]).upper()
-            message = str(error["msg"]).removeprefix("Value error, ")
-            print(f"digest-bot: error: {name}: {message}", file=sys.stderr)
+        _print_bad_settings(settings_error_lines(exc))
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `digest-bot ... | head`: the reader left. Point stdout at /dev/null so the
+        # interpreter's final flush does not raise again, and exit like other tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _print_bad_settings(lines: list[str]) -> None:
+    for line in lines:
+        print(f"digest-bot: bad setting: {line}", file=sys.stderr)
+
+
+def parse_pr_ref(text: str) -> tuple[str, int] | None:
+    """`("owner/repo", n)` from OWNER/REPO#N, OWNER/REPO/pull/N or a PR URL."""
+    for pattern in _PR_REFS:
+        match = pattern.match(text.strip())
+        if match is not None:
+            return match["repo"], int(match["number"])
+    return None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pr-digest")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="digest-bot", description="pr-digest: how to read each vLLM pull request."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="run the webhook service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve = sub.add_parser(
+        "serve", help="run the webhook service",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Run the webhook service. Everything else is configured with DIGEST_* "
+        "environment variables: see the settings table in README.md (Configuration), "
+        "or print it with `digest-bot settings-table`.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
     serve.set_defaults(run=_run_serve)
 
     digest = sub.add_parser("digest", help="digest one PR, offline or through the API")
-    digest.add_argument("pr", nargs="?", help="OWNER/REPO#N (online, through the API)")
+    digest.add_argument(
+        "pr", nargs="?",
+        help="OWNER/REPO#N, OWNER/REPO/pull/N or the PR's URL (online, through the API)",
+    )
     digest.add_argument("--event", type=Path, help="pull_request payload or PR object (JSON)")
     digest.add_argument("--files", type=Path, help="PR files as the PR-files endpoint returns")
     digest.add_argument("--format", choices=("markdown", "json"), default="markdown")
@@ -68,7 +116,15 @@ def _parser() -> argparse.ArgumentParser:
     digest.add_argument("--rules", type=Path, default=None, help="rules directory")
     digest.add_argument("--explain", action="store_true", help="open the rule trace")
     digest.add_argument("--post", action="store_true", help="online: write the sticky comment")
+    digest.add_argument(
+        "--index", type=Path, default=None,
+        help="offline: a symbol index (a checkout DIR, or a DB built by `index build`)",
+    )
     digest.set_defaults(run=_run_digest)
+
+    from bot.index_cli import add_index_parser
+
+    add_index_parser(sub, UsageError)
 
     check = sub.add_parser("check-rules", help="validate rule files")
     check.add_argument("dir", nargs="?", type=Path, default=None)
@@ -78,16 +134,23 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_argument("--lang", choices=LANGS, default="en")
     commands.set_defaults(run=_run_commands)
 
+    endpoints = sub.add_parser("endpoints", help="print the HTTP endpoint table (Markdown)")
+    endpoints.set_defaults(run=_run_endpoints)
+
     schema = sub.add_parser("export-schema", help="write the rule files' JSON Schema")
     schema.add_argument("path", nargs="?", type=Path, default=None)
     schema.set_defaults(run=_run_export_schema)
+
+    add_operator_commands(sub)
     return parser
+
+
 
 
 def _run_serve(args: argparse.Namespace) -> int:
     from bot.service import serve
 
-    serve(Settings(), host=args.host, port=args.port)
+    serve(load_settings(), host=args.host, port=args.port)
     return 0
 
 
@@ -101,55 +164,73 @@ def _run_digest(args: argparse.Namespace) -> int:
     )
     from bot.core.render import render_digest
 
-    settings = Settings()
+    settings = load_settings()
     lang: Lang = args.lang or settings.language
     rules_dir: Path = args.rules or settings.rules_dir
     if args.pr:
-        match = _PR_REF.match(args.pr)
-        if match is None or args.event is not None:
-            raise UsageError("give either OWNER/REPO#N or --event PAYLOAD.json, not both")
+        if args.event is not None:
+            raise UsageError("give either a PR reference or --event PAYLOAD.json, not both")
+        ref = parse_pr_ref(args.pr)
+        if ref is None:
+            raise UsageError(
+                f"{args.pr}: not a PR reference; use OWNER/REPO#N, OWNER/REPO/pull/N "
+                "or https://github.com/OWNER/REPO/pull/N"
+            )
         from bot.github.protocol import GitHubError
         from bot.online import digest_online
 
+        repo, number = ref
         try:
             markdown, payload = asyncio.run(
                 digest_online(
-                    settings, match["repo"], int(match["number"]), lang=lang,
+                    settings, repo, number, lang=lang,
                     rules_dir=rules_dir, post=args.post, explain=args.explain,
                 )
             )
         except GitHubError as exc:
-            raise UsageError(f"{args.pr}: {exc}") from None
+            raise UsageError(f"{repo}#{number}: {exc}") from None
         _emit(args.format, markdown, payload)
         return 0
     if args.event is None:
-        raise UsageError("digest needs OWNER/REPO#N or --event PAYLOAD.json")
+        raise UsageError("digest needs a PR reference (OWNER/REPO#N) or --event PAYLOAD.json")
     if args.post:
-        raise UsageError("--post needs OWNER/REPO#N")
+        raise UsageError("--post needs a PR reference (OWNER/REPO#N)")
     try:
         pr = pull_request_object(_read_json_object(args.event))
         files = changed_files(_read_json_list(args.files)) if args.files else ()
     except NotAPullRequest as exc:
         raise UsageError(str(exc)) from None
+    if args.files is None:
+        print(
+            "digest-bot: warning: no --files: the changed files are unknown, so areas come "
+            "from the title, body and labels only",
+            file=sys.stderr,
+        )
     rules = _load_rules(rules_dir)
     facts = facts_from_pull_request(pr, files)
-    digest = build_digest(facts, rules, lang, explain=args.explain)
+    context = None
+    if args.index is not None:
+        from bot.index_cli import offline_context
+
+        context = offline_context(args.index, facts, UsageError)
+    digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context)
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0
 
 
 def _run_check_rules(args: argparse.Namespace) -> int:
-    from bot.rules_files import check_rules
+    from bot.rules_files import check_rules, load_rules
 
-    directory: Path = args.dir or Settings().rules_dir
+    directory: Path = args.dir or load_settings().rules_dir
     problems = check_rules(directory)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         print(f"{len(problems)} problem(s) in {directory}", file=sys.stderr)
         return 1
-    print(f"{directory}: rules OK")
+    areas = len(load_rules(directory).areas)
+    print(f"{directory}: rules OK ({areas} area{'' if areas == 1 else 's'} loaded)")
     return 0
 
 
@@ -161,11 +242,23 @@ def _run_commands(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_endpoints(args: argparse.Namespace) -> int:
+    from bot.endpoints import render_endpoint_table
+
+    print(render_endpoint_table())
+    return 0
+
+
 def _run_export_schema(args: argparse.Namespace) -> int:
     from bot.rules_files import write_schema
 
-    path: Path = args.path or Settings().rules_dir / "schema.json"
-    write_schema(path)
+    path: Path = args.path or load_settings().rules_dir / "schema.json"
+    if not path.parent.is_dir():
+        raise UsageError(f"{path}: directory {path.parent} does not exist")
+    try:
+        write_schema(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
     print(f"wrote {path}")
     return 0
 

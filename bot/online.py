@@ -13,12 +13,13 @@ from typing import Any
 from bot.core.digest import digest_json
 from bot.core.findings import Lang
 from bot.github.dry_run import DryRunGitHub, RecordedWrite
-from bot.github.protocol import GitHubAPI
+from bot.github.protocol import GitHubAPI, GitHubError, RepositoryArchive
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import Steer, sync_pull_request
 from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
+from bot.repo_index.refresh import IndexRefresher, RefreshOutcome
 from bot.rules_files import read_rule_sources
 from bot.service import DEFAULT_BOT_LOGIN
 from bot.settings import Settings
@@ -67,3 +68,13 @@ async def _session(
     if settings.has_app_credentials:
         return factory.for_installation(await factory.installation_for_repo(repo))
     return factory.for_anonymous()
+
+
+async def build_index_online(settings: Settings, repo: str, db_path: Path) -> RefreshOutcome:
+    """`digest-bot index build --repo OWNER/REPO`: the refresh job, run once, now."""
+    factory = GitHubSessionFactory(settings, Metrics())
+    refresher = IndexRefresher(db_path, max_tarball_bytes=settings.index_max_tarball_bytes)
+    async with await _session(settings, factory, repo) as gh:
+        if not isinstance(gh, RepositoryArchive):
+            raise GitHubError("this GitHub session cannot download archives")
+        return await refresher.refresh(gh, repo)

@@ -1,10 +1,5 @@
 """Wires the service together, in exactly one place: settings -> store, GitHub sessions,
-handlers, worker, HTTP app. Nothing here runs at import.
-
-Start-up order: the intake (store, app) first, so the port answers within a fraction of
-a second; the digest engine, rules and GitHub client (most of a second to import and
-build) load on the worker's thread while deliveries already land in the store.
-"""
+handlers, worker, HTTP app. Nothing here runs at import."""
 
 from __future__ import annotations
 
@@ -12,24 +7,34 @@ import gc
 import logging
 import signal
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 
+from bot.credentials import CredentialCheck
+from bot.github.protocol import GitHubError
+from bot.github.session import GitHubSessionFactory
+from bot.handlers.context import HandlerContext
+from bot.handlers.processor import JobProcessor
+from bot.handlers.repo_rules import RulesProvider
 from bot.intake.app import create_app
 from bot.intake.http_protocol import guarded_protocol
 from bot.logs import configure_logging, register_secret
 from bot.metrics import Metrics
 from bot.queue.jobs import Worker
+from bot.queue.ledger import Ledger
 from bot.queue.store import SqliteJobStore
 from bot.queue.worker_thread import WorkerThread
+from bot.repo_index.lookup import IndexLookup
+from bot.repo_index.refresh import IndexRefresher
+from bot.rules_files import read_rule_sources
 from bot.settings import Settings
-
-if TYPE_CHECKING:
-    from bot.github.session import GitHubSessionFactory
-    from bot.handlers.processor import JobProcessor
-    from bot.queue.ledger import Ledger
+from bot.view.app import LabelViewRoutes
+from bot.view.recorder import DigestRecorder
+from bot.view.store import DigestStore, create_schema
 
 log = logging.getLogger(__name__)
 
@@ -39,32 +44,35 @@ PRUNE_AFTER_SECONDS = 7 * 86400
 
 @dataclass
 class Service:
-    """The worker side: everything a job needs, built after the intake is listening."""
-
-    worker: Worker
+    app: Starlette
+    store: SqliteJobStore
     ledger: Ledger
     processor: JobProcessor
     factory: GitHubSessionFactory
+    digests: DigestStore
+    credentials: CredentialCheck | None = None
 
     def close(self) -> None:
+        self.store.close()
         self.ledger.close()
+        if self.processor.index_lookup is not None:
+            self.processor.index_lookup.close()
 
 
-def build_service(settings: Settings, store: SqliteJobStore, metrics: Metrics) -> Service:
-    """The job worker and all it needs; raises on invalid bundled rules (loud, early)."""
-    # Imported here, on the worker's thread, not at start: see the module doc.
-    from bot.github.protocol import GitHubError
-    from bot.github.session import GitHubSessionFactory
-    from bot.handlers.context import HandlerContext
-    from bot.handlers.processor import JobProcessor
-    from bot.handlers.repo_rules import RulesProvider
-    from bot.queue.ledger import Ledger
-    from bot.rules_files import read_rule_sources
-
+def build_service(settings: Settings) -> Service:
+    """Everything the running service needs; raises on invalid bundled rules (loud, early)."""
+    for secret in (settings.webhook_secret, settings.private_key, settings.github_token,
+                   settings.view_token):
+        if secret is not None:
+            register_secret(secret.get_secret_value())
+    metrics = Metrics()
     rules = RulesProvider(
         read_rule_sources(settings.rules_dir), config_path=settings.repo_config_path
     )
+    store = SqliteJobStore.from_settings(settings)
     ledger = Ledger(settings.db_path)
+    create_schema(settings.db_path)
+    digests = DigestStore(ledger.writer, recent_seconds=settings.view_recent_days * 86400)
     factory = GitHubSessionFactory(settings, metrics)
     ctx = HandlerContext(
         bot_login=settings.bot_login or DEFAULT_BOT_LOGIN,
@@ -74,8 +82,15 @@ def build_service(settings: Settings, store: SqliteJobStore, metrics: Metrics) -
         skip_drafts=settings.skip_drafts,
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
+        on_converged=DigestRecorder(digests),
     )
-    processor = JobProcessor(settings, factory, ctx, store, ledger)
+    refresher = None
+    if settings.index_enabled:
+        ctx.index = IndexLookup(settings.db_path)
+        refresher = IndexRefresher(
+            settings.db_path, max_tarball_bytes=settings.index_max_tarball_bytes
+        )
+    processor = JobProcessor(settings, factory, ctx, store, ledger, refresher)
 
     async def learn_identity() -> None:
         # The bot's login (for finding its own comments and ignoring its own events)
@@ -104,9 +119,23 @@ def build_service(settings: Settings, store: SqliteJobStore, metrics: Metrics) -
     worker = Worker(
         store, processor, metrics,
         concurrency=settings.workers,
+        # An expired lease is noticed within half a lease.
+        lease_check_interval=min(30.0, settings.lease_seconds / 2),
+        heartbeat_interval=settings.lease_seconds / 3,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    return Service(worker, ledger, processor, factory)
+    credentials: CredentialCheck | None = None
+    background: list[Callable[[], Coroutine[Any, Any, None]]] = []
+    if settings.has_app_credentials:
+        credentials = CredentialCheck(settings, factory)
+        background.append(credentials.run)
+    app = create_app(
+        settings, store, metrics, worker=WorkerThread(worker),
+        extra_routes=LabelViewRoutes(digests, settings).routes(),
+        not_ready_reason=(lambda: credentials.reason) if credentials is not None else None,
+        background=background,
+    )
+    return Service(app, store, ledger, processor, factory, digests, credentials)
 
 
 def _exit_after_drain(signum: int, frame: object) -> None:
@@ -117,38 +146,22 @@ def _exit_after_drain(signum: int, frame: object) -> None:
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
     configure_logging(settings.log_level)
-    for secret in (settings.webhook_secret, settings.private_key, settings.github_token):
-        if secret is not None:
-            register_secret(secret.get_secret_value())
-    metrics = Metrics()
-    store = SqliteJobStore.from_settings(settings)
-    built: list[Service] = []
-
-    def build_worker() -> Worker:
-        service = build_service(settings, store, metrics)
-        built.append(service)
-        # Everything loaded so far (GitHub's API schemas, rules) lives as long as the
-        # process: keep it out of the collector's full passes, each of which otherwise
-        # walks it all and stalls every in-flight ack (p99) for tens of milliseconds.
-        gc.freeze()
-        return service.worker
-
-    worker = WorkerThread(build=build_worker)
-    app = create_app(settings, store, metrics, worker=worker)
+    service = build_service(settings)
+    # Everything loaded so far (GitHub's API schemas, rules) lives as long as the
+    # process: keep it out of the collector's full passes, each of which otherwise walks
+    # it all (~70,000 objects, ~100 ms here) and stalls every in-flight ack.
+    gc.freeze()
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
-    log.info("pr-digest listening on http://%s:%d (%s)", host, port, mode)
+    log.info("pr-digest listening on http://%s:%d (%s: %s)", host, port, mode,
+             settings.mode_reason())
     try:
         uvicorn.run(
-            app, host=host, port=port, log_config=None, access_log=False,
+            service.app, host=host, port=port, log_config=None, access_log=False,
             timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
             http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
                                   body_timeout_seconds=settings.body_timeout_seconds,
                                   max_connections=settings.max_connections),
         )
     finally:
-        for service in built:
-            service.close()
-        store.close()
-        if worker.failure is not None:
-            raise SystemExit(1)  # the worker could not start: not a clean exit
+        service.close()

@@ -23,6 +23,7 @@ from bot.metrics import Metrics
 from bot.queue.jobs import Worker
 from bot.queue.store import Job, SqliteJobStore
 from bot.settings import Settings
+from tests.keys import PRIVATE_KEY_PEM
 from tests.signing import sign, signed_headers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webhooks"
@@ -295,7 +296,9 @@ async def test_unsigned_is_accepted_only_in_zero_config_dry_run(
     headers = signed_headers("pull_request", body, SECRET)
     del headers["X-Hub-Signature-256"]
     dry = Service(tmp_path / "dry", webhook_secret=None, github_token=None)
-    live = Service(tmp_path / "live", webhook_secret=None, dry_run=False)
+    # Live needs App credentials (a plain token alone is dry-run: issue 14, item 3).
+    live = Service(tmp_path / "live", webhook_secret=None, dry_run=False,
+                   app_id=4242, private_key=PRIVATE_KEY_PEM)
     try:
         assert dry.settings.effective_dry_run
         assert (await dry.http.post("/webhook", content=body, headers=headers)).status_code == 202

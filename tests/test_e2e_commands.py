@@ -130,9 +130,10 @@ def test_non_collaborator_route_is_refused_once_with_a_reason(
     time.sleep(svc.settle_seconds + 0.7)
 
     assert _replies(state, number) == [
-        f"- {t('en', 'commands.refused.write-only', name='route')}"]
-    assert _reactions(state, command.id) == [(BOT, "eyes"), (BOT, "confused")]
-    assert _reaction_posts(state, command.id) == 2
+        f"- {t('en', 'commands.refused.write-only', command='`/digest route`')}"]
+    # Nothing ran, so no 👀 (issue 8: a refusal costs as few writes as possible).
+    assert _reactions(state, command.id) == [(BOT, "confused")]
+    assert _reaction_posts(state, command.id) == 1
     assert _requests(state, number) == 0
     assert state.pull(REPO, number).requested_users == []
     assert len(svc.job_records(pr=number, kind="command")) == 1

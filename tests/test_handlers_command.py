@@ -39,7 +39,8 @@ async def test_stranger_is_refused_once_with_a_reason() -> None:
     assert len(replies) == 1
     assert parse_marker(replies[0]) is None  # a reply, not a digest
     assert "mute" in replies[0]
-    assert _reactions(state, job.comment_id) == ["eyes", "confused"]
+    # Nothing ran, so no 👀 (issue 8: refusals cost as few writes as possible).
+    assert _reactions(state, job.comment_id) == ["confused"]
 
 
 async def test_author_may_refresh_and_switch_language_but_not_mute() -> None:

@@ -201,7 +201,7 @@ def test_reasons_are_localized(lang: Lang) -> None:
         spec=find_spec(SPECS, "route"),
         lang=lang,
     )
-    assert decision.reason == CATALOGUE[NEED_WRITE][lang].format(name="route")
+    assert decision.reason == CATALOGUE[NEED_WRITE][lang].format(command="`/digest route`")
 
 
 # --- rate limit -------------------------------------------------------------

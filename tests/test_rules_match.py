@@ -82,6 +82,11 @@ CASES = [
         False,
     ),
     ("{paths: ['a/**'], title: Fix}", facts("a/b.py", title="Other"), False),  # keys AND
+    # `mentions` reads the names the description mentions in prose, one per line.
+    ("{mentions: '^allow_in_graph$'}", facts(body="wrap it for `allow_in_graph`"), True),
+    ("{mentions: '(^|\\.)is_compiling$'}", facts(body="`torch.compiler.is_compiling()`"), True),
+    ("{mentions: 'allow_in_graph'}", facts(body="```\n`allow_in_graph`\n```"), False),
+    ("{mentions: 'allow_in_graph'}", facts(body="plain allow_in_graph prose"), False),
 ]
 
 
@@ -134,6 +139,7 @@ def test_reasons_focus_checklist_and_trace() -> None:
     (area,) = result.areas
     assert area.files == ("vllm/a.py",)
     assert area.focus == ("总是",)
+    assert area.focus_triggered == ()  # an unconditional question is a standing one
     assert [(c.id, c.text) for c in area.checklist] == [("probe-a", "勾选")]
     assert {(e.kind, e.subject) for e in area.reasons} == {("path", "vllm/a.py"), ("title", "[MM]")}
     assert result.trace[0].fired

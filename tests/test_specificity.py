@@ -13,12 +13,13 @@ import pytest
 
 from bot.core.decisions import harvest_decisions, shorten
 from bot.core.facts import ChangedFile
-from bot.core.links import Link, find_links
+from bot.core.links import find_links
 from bot.core.mentions import body_names, find_mentions
 from bot.core.prose import prose_units
+from bot.core.specifics import Link, ValueChange
 from bot.core.structure import read_structure
 from bot.core.symbols import extract_symbols
-from bot.core.value_tables import ValueChange, find_value_changes
+from bot.core.value_tables import find_value_changes
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES: dict[int, dict[str, Any]] = {

@@ -138,6 +138,7 @@ async def test_backoff_grows_exponentially_with_jitter_and_caps(tmp_path: Path) 
             clock.now += 10_000
             assert (await s.claim()) is not None
             job = await s.fail(job_id, f"try {attempt}")
+            assert job is not None
             assert job.state == "failed"
             assert job.attempts == attempt
             delay = job.not_before - clock.now
@@ -156,6 +157,7 @@ async def test_retry_at_hint_wins_over_backoff(store: SqliteJobStore, clock: Clo
     clock.now += 5
     await store.claim()
     job = await store.fail(job_id, "rate limited", retry_at=clock.now + 1234)
+    assert job is not None
     assert job.not_before == clock.now + 1234
     assert await store.claim(clock.now + 1233) is None
     assert await store.claim(clock.now + 1234) is not None
@@ -167,7 +169,9 @@ async def test_parks_after_max_attempts(store: SqliteJobStore, clock: Clock) -> 
     for _ in range(3):
         clock.now += 3600
         assert (await store.claim()) is not None
-        states.append((await store.fail(job_id, "boom")).state)
+        failed = await store.fail(job_id, "boom")
+        assert failed is not None
+        states.append(failed.state)
     assert states == ["failed", "failed", "parked"]
     clock.now += 10**6
     assert await store.claim() is None
@@ -280,3 +284,61 @@ async def test_jobs_left_running_by_a_dead_process_are_requeued_at_start(
         assert await fresh.recover_orphans() == 0
     finally:
         fresh.close()
+
+
+# --- issue 8, item 5: leases are renewed, and a stale run changes nothing -----------------
+
+
+async def test_a_renewed_lease_is_not_released(store: SqliteJobStore, clock: Clock) -> None:
+    await store.enqueue(pr_job())
+    clock.now += 5
+    job = await store.claim()
+    assert job is not None
+    for _ in range(5):  # each step is longer than the 60 s lease; renewed at each
+        clock.now += 100
+        assert await store.renew_lease(job.id, job.attempts)
+        assert await store.release_expired_leases() == 0
+    assert await store.complete(job.id, attempts=job.attempts)
+    assert (await store.counts())["done"] == 1
+
+
+async def test_a_stale_runs_outcome_is_a_no_op(store: SqliteJobStore, clock: Clock) -> None:
+    await store.enqueue(pr_job())
+    clock.now += 5
+    first = await store.claim()
+    assert first is not None
+    clock.now += 61  # no heartbeat: the lease runs out, the job runs again
+    assert await store.release_expired_leases() == 1
+    second = await store.claim()
+    assert second is not None
+    assert second.id == first.id
+
+    assert not await store.renew_lease(first.id, first.attempts)
+    assert not await store.complete(first.id, attempts=first.attempts)
+    assert await store.fail(first.id, "late", attempts=first.attempts) is None
+    await store.release(first.id, attempts=first.attempts)
+    current = await store.get(first.id)
+    assert current is not None
+    assert current.state == "running"  # still the second run's
+    assert await store.complete(second.id, attempts=second.attempts)
+
+
+async def test_a_permanent_failure_parks_at_once(store: SqliteJobStore, clock: Clock) -> None:
+    await store.enqueue(pr_job())
+    clock.now += 5
+    job = await store.claim()
+    assert job is not None
+    failed = await store.fail(job.id, "HTTP 404", attempts=job.attempts, park=True)
+    assert failed is not None
+    assert failed.state == "parked"
+    assert failed.attempts == 1
+
+
+async def test_ping_writes(tmp_path: Path) -> None:
+    s = SqliteJobStore(tmp_path / "ping.db")
+    try:
+        await s.ping()
+        with sqlite3.connect(tmp_path / "ping.db") as conn:
+            assert conn.execute("SELECT COUNT(*) FROM health").fetchone() == (1,)
+    finally:
+        s.close()

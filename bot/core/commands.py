@@ -208,7 +208,14 @@ def _visible_command_texts(paragraph: list[str]) -> list[str]:
     return found
 
 
+# Lone surrogates and control characters (Unicode categories Cs and Cc, tab aside): a
+# lone surrogate cannot be encoded as UTF-8, so a reply quoting it would fail on every
+# retry (issue 8, item 10). Dropped before the line is split into words.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def _to_command(visible: str, known: Collection[str]) -> Command:
+    visible = _UNPRINTABLE.sub("", visible)
     words = visible.split()[1:]
     shown = visible.strip()[:MAX_LINE_CHARS]
     if not words:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-from bot.core.mentions import Mention, body_names
+from bot.core.mentions import body_names
 from bot.core.prose import ProseUnit, prose_units
+from bot.core.specifics import Decision, Mention
 
 MAX_DECISIONS = 4
 QUOTE_CHARS = 220
@@ -51,7 +51,7 @@ _CUES: tuple[tuple[str, int], ...] = (
     ("explicit", 1),
     ("silent", 1),
     ("scoped to", 2),
-    (", so ", 2),
+    (", so ", 1),
     ("which is why", 2),
     ("chose", 2),
     ("opted", 2),
@@ -103,16 +103,6 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.")
 _TICKED = re.compile(r"`([^`\n]{1,160})`")
 
 
-@dataclass(frozen=True)
-class Decision:
-    """One of the author's stated choices, shortened, with what it is about."""
-
-    quote: str  # the author's words, cut at a sentence boundary (may hold `code`)
-    concerns: str  # a symbol or file name from the change, or ""
-    concerns_file: str  # the file that symbol lives in, or ""
-    score: int
-
-
 def harvest_decisions(
     body: str | None, mentions: Sequence[Mention] = (), limit: int = MAX_DECISIONS
 ) -> tuple[Decision, ...]:
@@ -122,11 +112,14 @@ def harvest_decisions(
     candidates: list[tuple[int, int, Decision]] = []
     for position, (unit, sentence) in enumerate(_sentences(body)):
         score = _score(sentence, unit.heading)
-        if score < 2:
+        if score < 1:
             continue
+        # A choice about a name the change contains is worth more than a general one.
         concerns, concerns_file = _concerns(sentence, known, known_last)
         if concerns:
             score += 1
+        if score < 2:
+            continue
         decision = Decision(shorten(sentence, _first_cue(sentence)), concerns, concerns_file, score)
         candidates.append((-score, position, decision))
     candidates.sort(key=lambda c: (c[0], c[1]))

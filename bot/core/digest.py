@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
 from typing import Any
 
 from bot.core.body import parse_body
+from bot.core.decisions import harvest_decisions
 from bot.core.escape import escape_text
-from bot.core.facts import PullRequestFacts
+from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest, Lang, Reviewers, RoutingOutcome
 from bot.core.i18n import t
+from bot.core.links import find_links
+from bot.core.mentions import find_mentions
+from bot.core.repo_index.findings import RepoContext
 from bot.core.reviewers import suggested_reviewers
 from bot.core.risks import assess_risks
 from bot.core.rules import RuleSet, match_areas
+from bot.core.specifics import Link
+from bot.core.structure import read_structure
 from bot.core.symbols import extract_symbols, removed_files
+from bot.core.value_tables import find_value_changes
 from bot.core.verdict import judge_verdict
+
+MAX_START_FILES = 3
+# Where a reader would not start: tests, docs, CI and packaging.
+_NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
 
 
 def build_digest(
@@ -24,9 +37,16 @@ def build_digest(
     explain: bool = False,
     routing: RoutingOutcome | None = None,
     extra_notes: tuple[str, ...] = (),
+    link_titles: Mapping[tuple[str, int], str] | None = None,
+    repo_context: RepoContext | None = None,
 ) -> Digest:
-    """The whole reading guide for one PR. Pure: same inputs, same digest."""
+    """The whole reading guide for one PR. Pure: same inputs, same digest.
+
+    `link_titles` maps (repo or "" for this one, number) of the linked work
+    (`linked_work`) to its title, when the caller could fetch it."""
     body = parse_body(facts.body)
+    symbols = extract_symbols(facts.files)
+    mentions = find_mentions(facts.body, facts.files, symbols)
     matched = match_areas(facts, rules, lang)
     risks = assess_risks(facts, body, matched.areas, rules.risks, lang)
     call = judge_verdict(facts, matched.areas, risks, lang)
@@ -43,19 +63,50 @@ def build_digest(
         verdict_reason=call.reason,
         areas=matched.areas,
         risks=risks,
-        symbols=extract_symbols(facts.files),
+        symbols=symbols,
         removed_files=removed_files(facts.files),
+        mentions=mentions,
+        decisions=harvest_decisions(facts.body, mentions),
+        structure=read_structure(facts.files),
+        links=_titled(linked_work(facts), link_titles or {}),
+        value_changes=find_value_changes(facts.body),
+        start_files=() if symbols or mentions else _start_files(facts.files),
         ci_areas=_ordered_union(ci for area in matched.areas for ci in area.ci_areas),
         reviewers=_without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
+        repo_context=repo_context if repo_context and not repo_context.empty else None,
         notes=(*_notes(facts, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
         deletions=facts.total_deletions,
         explain=explain,
     )
+
+
+def linked_work(facts: PullRequestFacts) -> tuple[Link, ...]:
+    """The PRs and issues the title and description link to, most telling first."""
+    return find_links(facts.title, facts.body, facts.repo)
+
+
+def _titled(links: Sequence[Link], titles: Mapping[tuple[str, int], str]) -> tuple[Link, ...]:
+    return tuple(
+        replace(link, title=titles.get((link.repo, link.number), link.title)) for link in links
+    )
+
+
+def _start_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:
+    """Without symbols or mentions: the biggest source files, where the change lives."""
+    sources = [
+        f
+        for f in files
+        if f.status != "removed"
+        and not f.filename.startswith(_NOT_A_START)
+        and f.filename.endswith((".py", ".cu", ".cuh", ".cpp", ".h", ".hpp", ".c"))
+    ]
+    ranked = sorted(sources, key=lambda f: -f.changes)
+    return tuple(f.filename for f in ranked[:MAX_START_FILES])
 
 
 def repo_config_note(problem: str, lang: Lang) -> str:
@@ -94,11 +145,20 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
             for risk in digest.risks
         ],
         "symbols": [symbol.model_dump() for symbol in digest.symbols],
+        "mentions": [asdict(m) for m in digest.mentions],
+        "decisions": [asdict(d) for d in digest.decisions],
+        "structure": [asdict(s) for s in digest.structure],
+        "links": [asdict(link) for link in digest.links],
+        "value_changes": [asdict(v) for v in digest.value_changes],
         "ci_areas": list(digest.ci_areas),
         "reviewers": {"users": list(digest.reviewers.users), "teams": list(digest.reviewers.teams)},
         "labels": list(digest.labels),
         "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
         "notes": list(digest.notes),
+        # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
+        "repo_context": (
+            digest.repo_context.model_dump(mode="json") if digest.repo_context else None
+        ),
         "files_total": digest.files_total,
         "additions": digest.additions,
         "deletions": digest.deletions,

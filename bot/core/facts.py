@@ -62,4 +62,6 @@ class PullRequestFacts(BaseModel):
 
     @property
     def files_truncated(self) -> bool:
-        return self.changed_files > len(self.files)
+        """GitHub listed some but not all files. No list at all (an offline run without
+        the files) is not truncation: the digest says the file list is unknown."""
+        return 0 < len(self.files) < self.changed_files

@@ -6,13 +6,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.repo_index.findings import RepoContext
+from bot.core.specifics import Decision, Link, Mention, StructureNote, ValueChange
+
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 Verdict = Literal["deep-read", "read", "skim", "quiet"]
 VERDICTS: tuple[Verdict, ...] = ("deep-read", "read", "skim", "quiet")
 Severity = Literal["high", "medium", "low"]
 Criticality = Literal["low", "medium", "high", "critical"]
-EvidenceKind = Literal["path", "label", "title", "body", "added", "base", "author", "size"]
+EvidenceKind = Literal[
+    "path", "label", "title", "body", "added", "base", "author", "size", "mention"
+]
 
 
 class Evidence(BaseModel):
@@ -47,6 +52,9 @@ class AreaMatch(BaseModel):
     files: tuple[str, ...] = ()  # the PR files this area claims
     reasons: tuple[Evidence, ...] = ()
     focus: tuple[str, ...] = ()  # localized focus questions that apply to this PR
+    # The subset of `focus` whose `when` condition fired on this PR's own content;
+    # the rest are the area's standing questions.
+    focus_triggered: tuple[str, ...] = ()
     checklist: tuple[ChecklistItem, ...] = ()
     ci_areas: tuple[str, ...] = ()  # Buildkite test areas (.buildkite/test_areas/<name>.yaml)
     labels: tuple[str, ...] = ()  # labels the rule suggests
@@ -120,11 +128,23 @@ class Digest(BaseModel):
     risks: tuple[Risk, ...] = ()
     symbols: tuple[Symbol, ...] = ()
     removed_files: tuple[str, ...] = ()
+    # What is specific to this PR (bot/core/specifics.py): names the description points
+    # at that the change contains, the author's decisions, the patch's structure,
+    # linked work, values the description's tables change, and files to start with
+    # when the patch shows no symbols.
+    mentions: tuple[Mention, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    structure: tuple[StructureNote, ...] = ()
+    links: tuple[Link, ...] = ()
+    value_changes: tuple[ValueChange, ...] = ()
+    start_files: tuple[str, ...] = ()
     ci_areas: tuple[str, ...] = ()
     reviewers: Reviewers = Field(default_factory=Reviewers)
     labels: tuple[str, ...] = ()
     routing: RoutingOutcome | None = None
     trace: tuple[TraceEntry, ...] = ()
+    # From the default branch's symbol index; None when there is no index.
+    repo_context: RepoContext | None = None
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
     files_total: int = 0
     additions: int = 0

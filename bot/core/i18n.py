@@ -149,7 +149,93 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.who": {"en": "Who should read it", "zh": "谁应该读"},
     "render.files_count": {"en": "{count:,} files", "zh": "{count:,} 个文件"},
     "render.files_count.one": {"en": "1 file", "zh": "1 个文件"},
-    "render.focus": {"en": "Focus", "zh": "关注点"},
+    "render.check": {"en": "What to check", "zh": "需要核实的内容"},
+    "render.links": {"en": "Linked work", "zh": "关联工作"},
+    "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
+    "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},
+    "render.list_sep": {"en": " · ", "zh": " · "},
+    "render.symbol.mentioned": {"en": "named in the description", "zh": "描述中提到"},
+    # --- the patch read structurally (bot/core/structure.py) ------------------
+    "structure.reordered": {
+        "en": "{symbol}: {a} now runs before {b}",
+        "zh": "{symbol}：{a} 现在先于 {b} 执行",
+    },
+    "structure.condition": {
+        "en": "{symbol}: condition changed from {a} to {b}",
+        "zh": "{symbol}：条件由 {a} 改为 {b}",
+    },
+    "structure.raise-changed": {
+        "en": "{symbol}: raises {b} instead of {a}; check callers that catch {a}",
+        "zh": "{symbol}：改为抛出 {b}（原为 {a}）；请检查捕获 {a} 的调用方",
+    },
+    "structure.raise-added": {
+        "en": "{symbol}: now raises {a}; an explicit error where it used to continue?",
+        "zh": "{symbol}：新增抛出 {a}；原先是否会静默继续？",
+    },
+    "structure.raise-removed": {
+        "en": "{symbol}: no longer raises {a}; what happens in that case now?",
+        "zh": "{symbol}：不再抛出 {a}；这种情况现在如何处理？",
+    },
+    "structure.assert-changed": {
+        "en": "{symbol}: assertion changed from {a} to {b}",
+        "zh": "{symbol}：断言由 {a} 改为 {b}",
+    },
+    "structure.assert-added": {
+        "en": "{symbol}: new {a}; can callers reach it with valid input?",
+        "zh": "{symbol}：新增 {a}；合法输入会触发它吗？",
+    },
+    "structure.assert-removed": {
+        "en": "{symbol}: {a} removed; what guards that case now?",
+        "zh": "{symbol}：删除了 {a}；现在由什么保证这一点？",
+    },
+    "structure.decorator-added": {
+        "en": "{symbol}: decorator {a} added",
+        "zh": "{symbol}：新增装饰器 {a}",
+    },
+    "structure.decorator-removed": {
+        "en": "{symbol}: decorator {a} removed",
+        "zh": "{symbol}：移除了装饰器 {a}",
+    },
+    "structure.kwarg-removed": {
+        "en": "{symbol}: no longer passes {a}",
+        "zh": "{symbol}：不再传入关键字参数 {a}",
+    },
+    "structure.wrapped": {
+        "en": "{symbol} is passed to {a}",
+        "zh": "{symbol} 被传给 {a}",
+    },
+    "structure.todo": {
+        "en": "{symbol}: TODO left for later: {a}",
+        "zh": "{symbol}：留下了 TODO：{a}",
+    },
+    "structure.parametrize": {
+        "en": "{symbol}: {n}-case parametrize matrix ({shape})",
+        "zh": "{symbol}：参数化矩阵共 {n} 种组合（{shape}）",
+    },
+    "structure.parametrize.grew": {
+        "en": "{symbol}: parametrize cases {before} → {n}",
+        "zh": "{symbol}：参数化用例 {before} → {n} 个",
+    },
+    "structure.isolated": {
+        "en": "{symbol}: runs in its own process ({a})",
+        "zh": "{symbol}：在独立进程中运行（{a}）",
+    },
+    "value.change.field": {
+        "en": "{field} for {entity}: {before} → {after}; check deployed configs",
+        "zh": "{entity} 的 {field}：{before} → {after}；请检查已部署的配置",
+    },
+    "value.change": {
+        "en": "{entity}: {before} → {after}; check deployed configs",
+        "zh": "{entity}：{before} → {after}；请检查已部署的配置",
+    },
+    # --- linked work (bot/core/links.py) --------------------------------------
+    "link.supersedes": {"en": "supersedes", "zh": "取代"},
+    "link.follow-up": {"en": "follow-up to", "zh": "后续工作，承接"},
+    "link.part-of": {"en": "part of", "zh": "属于"},
+    "link.depends-on": {"en": "depends on", "zh": "依赖"},
+    "link.reverts": {"en": "reverts", "zh": "回滚"},
+    "link.fixes": {"en": "fixes", "zh": "修复"},
+    "link.related": {"en": "see", "zh": "参见"},
     "render.ci": {"en": "CI to run", "zh": "需运行的 CI"},
     "render.start": {"en": "Where to start", "zh": "从哪里读起"},
     "render.symbol.added": {"en": "new", "zh": "新增"},
@@ -207,6 +293,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.evidence.base": {"en": "base branch", "zh": "目标分支"},
     "render.evidence.author": {"en": "author", "zh": "作者"},
     "render.evidence.size": {"en": "size", "zh": "规模"},
+    "render.evidence.mention": {"en": "named in the description", "zh": "描述中提到"},
     # --- commands and routing (bot/core/commands.py, bot/core/routing.py) ----
     "commands.help.column.command": {"en": "Command", "zh": "命令"},
     "commands.help.column.summary": {"en": "What it does", "zh": "作用"},
@@ -247,16 +334,16 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "机器人账号的命令会被忽略。",
     },
     "commands.refused.unknown": {
-        "en": "Unknown command `/digest {name}`; see `/digest help`.",
-        "zh": "未知命令 `/digest {name}`；请查看 `/digest help`。",
+        "en": "Unknown command {command}; see `/digest help`.",
+        "zh": "未知命令 {command}；请查看 `/digest help`。",
     },
     "commands.refused.write-only": {
-        "en": "`/digest {name}` needs write access; ask a maintainer to run it.",
-        "zh": "`/digest {name}` 需要写权限；请让维护者来执行。",
+        "en": "{command} needs write access; ask a maintainer to run it.",
+        "zh": "{command} 需要写权限；请让维护者来执行。",
     },
     "commands.refused.author-or-write": {
-        "en": "`/digest {name}` is for the PR author and maintainers; ask a maintainer to run it.",
-        "zh": "`/digest {name}` 仅限 PR 作者和维护者使用；请让维护者来执行。",
+        "en": "{command} is for the PR author and maintainers; ask a maintainer to run it.",
+        "zh": "{command} 仅限 PR 作者和维护者使用；请让维护者来执行。",
     },
     "commands.refused.rate-limited": {
         "en": "Too many `/digest` commands on this PR; try again in a minute.",
@@ -277,6 +364,77 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "routing.skipped.cap-reached": {
         "en": "reviewer cap for this PR reached",
         "zh": "已达到此 PR 的评审人数上限",
+    },
+    # --- label view (bot/view/) ---------------------------------------------
+    "view.title": {"en": "{repo} · label view", "zh": "{repo} · 标签视图"},
+    "view.digest_title": {"en": "{repo}#{number} · digest", "zh": "{repo}#{number} · 摘要"},
+    "view.counts": {
+        "en": "Open PRs: {deep} deep-read · {read} read · {skim} skim · {quiet} quiet",
+        "zh": "未关闭的 PR:{deep} 需要精读 · {read} 值得一读 · {skim} 浏览即可 · {quiet} 无需关注",
+    },
+    "view.filter.label": {"en": "Label", "zh": "标签"},
+    "view.filter.verdict": {"en": "Verdict", "zh": "结论"},
+    "view.filter.all": {"en": "all", "zh": "全部"},
+    "view.group.unlabeled": {"en": "No label", "zh": "无标签"},
+    "view.group.quiet": {"en": "Quiet ({count})", "zh": "无需关注({count})"},
+    "view.group.merged": {"en": "Recently merged", "zh": "最近合并"},
+    "view.checks": {"en": "Check", "zh": "检查"},
+    "view.high_risks": {"en": "Open high risks", "zh": "未解决的高风险"},
+    "view.reviewers": {"en": "Suggested reviewers", "zh": "建议评审人"},
+    "view.draft": {"en": "draft", "zh": "草稿"},
+    "view.by": {"en": "by {author}", "zh": "作者 {author}"},
+    "view.updated": {"en": "updated {when}", "zh": "更新于 {when}"},
+    "view.merged_at": {"en": "merged {when}", "zh": "合并于 {when}"},
+    "view.switch_language": {"en": "中文", "zh": "English"},
+    "view.feed": {"en": "Atom feed", "zh": "Atom 订阅"},
+    "view.feed_label": {"en": "Atom feed of {label}", "zh": "{label} 的 Atom 订阅"},
+    "view.api": {"en": "JSON", "zh": "JSON"},
+    "view.back": {"en": "Back to the label view", "zh": "返回标签视图"},
+    "view.on_github": {"en": "Open on GitHub", "zh": "在 GitHub 上打开"},
+    "view.empty": {
+        "en": "No digest is stored for {repo} yet.",
+        "zh": "{repo} 还没有任何摘要。",
+    },
+    "view.empty.todo": {
+        "en": "Install the App on the repository (or send the service a pull_request "
+        "webhook): every digest a job converges is listed here within seconds.",
+        "zh": "在该仓库上安装此 App(或向服务发送 pull_request webhook):"
+        "每个任务生成的摘要会在几秒内出现在这里。",
+    },
+    "view.empty.filtered": {
+        "en": "No open PR matches these filters.",
+        "zh": "没有符合这些筛选条件的未关闭 PR。",
+    },
+    "view.empty.clear": {"en": "Show every label", "zh": "显示全部标签"},
+    "view.not_found": {"en": "Not found", "zh": "未找到"},
+    # --- the code around the change (bot/core/render_repo_context.py) -----------
+    "render.context": {"en": "Around the change", "zh": "改动周边的代码"},
+    "render.context.siblings": {
+        "en": "{changed} changed; look-alikes left untouched in {file}: {names} ({shape})",
+        "zh": "{changed} 有改动;{file} 中形态相同但未改动的:{names}({shape})",
+    },
+    "render.context.shape.prefix": {"en": "same prefix {value}", "zh": "同前缀 {value}"},
+    "render.context.shape.decorator": {"en": "same decorator {value}", "zh": "同装饰器 {value}"},
+    "render.context.shape.signature": {"en": "same signature {value}", "zh": "同签名 {value}"},
+    "render.context.overrides": {
+        "en": "{count} subclasses override {method}: {files}",
+        "zh": "{count} 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.one": {
+        "en": "1 subclass overrides {method}: {files}",
+        "zh": "1 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.tests": {
+        "en": "; this PR's tests name {named} of them",
+        "zh": ";本 PR 的测试提到其中 {named} 个",
+    },
+    "render.context.callers": {
+        "en": "{function} changed its signature: {count} call sites outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 {count} 处调用,位于 {files}",
+    },
+    "render.context.callers.one": {
+        "en": "{function} changed its signature: 1 call site outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 1 处调用,位于 {files}",
     },
 }
 

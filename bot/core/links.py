@@ -5,15 +5,12 @@ log full of "#12" is not a link)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
 
 from bot.core.prose import body_lines
+from bot.core.specifics import Link, LinkKind
 
 MAX_LINKS = 5
-LinkKind = Literal[
-    "supersedes", "follow-up", "part-of", "depends-on", "reverts", "fixes", "related"
-]
+
 _CUES: tuple[tuple[str, LinkKind], ...] = (
     ("supersedes", "supersedes"),
     ("superseded", "related"),
@@ -63,13 +60,6 @@ _PRIORITY: dict[str, int] = {
 _PULL_URL = re.compile(r"https://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/pull/(\d{1,7})(?![\w/])")
 _KIND_OF = {cue: kind for cue, kind in _CUES}
 _MAX_LINE = 1_000
-
-
-@dataclass(frozen=True)
-class Link:
-    kind: LinkKind
-    number: int
-    repo: str  # "" for this repository
 
 
 def find_links(title: str, body: str | None, repo: str = "") -> tuple[Link, ...]:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from bot.core.facts import ChangedFile
 from bot.core.findings import Symbol
 from bot.core.prose import body_lines
+from bot.core.specifics import Mention
 
 MAX_MENTIONS = 8
 _MAX_CANDIDATES = 400
@@ -80,18 +79,6 @@ _TOO_COMMON = frozenset(
         "this",
     ]
 )
-
-MentionKind = Literal["symbol", "file"]
-
-
-@dataclass(frozen=True)
-class Mention:
-    """A name from the description that the change contains, and the file it lives in."""
-
-    name: str  # as the author wrote it, trimmed ("torch.compiler.is_compiling")
-    file: str
-    kind: MentionKind
-    defined: bool  # the patch adds, removes or edits a def/class of that name
 
 
 def body_names(body: str | None) -> tuple[str, ...]:

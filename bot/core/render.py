@@ -15,14 +15,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import chain
 
 from bot.core.escape import sanitize_trusted
 from bot.core.findings import Digest, Lang
 from bot.core.i18n import t
 from bot.core.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
+from bot.core.render_repo_context import repo_context_lines
 from bot.core.render_sections import (
     Detail,
-    focus_lines,
+    ci_lines,
     item_id,
     note_lines,
     risk_lines,
@@ -33,6 +35,7 @@ from bot.core.render_sections import (
     trace_lines,
     who_lines,
 )
+from bot.core.render_specific import check_lines, link_lines
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -61,7 +64,9 @@ _LADDER: tuple[Detail, ...] = (
     Detail(evidence_max=1, symbol_counts=True, trace="none", files_max=10),
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
-_DROP_ORDER = ("trace", "routing", "start", "footer", "notes", "focus", "who")
+_DROP_ORDER = (
+    "trace", "links", "context", "routing", "start", "footer", "notes", "check", "who",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -164,9 +169,11 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
     return [
         ("head", _head(digest)),
         ("who", titled("who", lang, who_lines(digest))),
-        ("focus", titled("focus", lang, focus_lines(digest))),
+        ("check", titled("check", lang, chain(check_lines(digest), ci_lines(digest)))),
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
         ("start", titled("start", lang, start_lines(digest, d))),
+        ("context", titled("context", lang, repo_context_lines(digest))),
+        ("links", titled("links", lang, link_lines(digest))),
         ("routing", titled("routing", lang, routing_lines(digest))),
         ("trace", trace_lines(digest, d)),
         ("notes", titled("notes", lang, note_lines(digest, d))),

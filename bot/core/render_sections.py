@@ -101,26 +101,16 @@ def who_lines(digest: Digest) -> Iterator[str]:
         yield line
 
 
-def _ci_path(name: str) -> str:
+def ci_path(name: str) -> str:
     if "/" in name or name.endswith(".yaml"):
         return escape_code(name, 120)
     return escape_code(f".buildkite/test_areas/{name}.yaml", 120)
 
 
-def focus_lines(digest: Digest) -> Iterator[str]:
-    lang = digest.lang
-    covered: set[str] = set()
-    for area in digest.areas:
-        if not area.focus and not area.ci_areas:
-            continue
-        yield f"- **{sanitize_trusted(area.title, 120)}**"
-        yield from (f"  - {sanitize_trusted(q, 300)}" for q in area.focus)
-        if area.ci_areas:
-            yield f"  - {_label(lang, 'render.ci')}" + ", ".join(map(_ci_path, area.ci_areas))
-        covered.update(area.ci_areas)
-    rest = [c for c in digest.ci_areas if c not in covered]
-    if rest:
-        yield f"- {_label(lang, 'render.ci')}" + ", ".join(map(_ci_path, rest))
+def ci_lines(digest: Digest) -> Iterator[str]:
+    """One line: the Buildkite areas every matched area asks for."""
+    if digest.ci_areas:
+        yield f"- {_label(digest.lang, 'render.ci')}" + ", ".join(map(ci_path, digest.ci_areas))
 
 
 def _item_line(ident: str, ticked: frozenset[str], text: str, tail: str) -> str:
@@ -155,8 +145,12 @@ def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[st
             yield _item_line(ident, ticked, sanitize_trusted(check.text, 300), title)
 
 
-def _symbol_line(file: str, symbols: list[Symbol], lang: Lang, d: Detail) -> str:
+def _symbol_line(
+    file: str, symbols: list[Symbol], lang: Lang, d: Detail, mentioned: Sequence[str] = ()
+) -> str:
     head = f"- {escape_code(file, 160)}"
+    if not symbols and not mentioned:
+        return head
     if d.symbol_counts:
         return f"{head} — {_count(lang, 'render.symbols_count', len(symbols))}"
     parts: list[str] = []
@@ -168,6 +162,10 @@ def _symbol_line(file: str, symbols: list[Symbol], lang: Lang, d: Detail) -> str
         parts.append(
             text if change == "modified" else _label(lang, f"render.symbol.{change}") + text
         )
+    if mentioned:
+        # Names the author wrote that the patch uses here: the author's own pointers.
+        text = _limited(list(mentioned), _symbol_code, d.symbols_per_file, d, lang)
+        parts.append(_label(lang, "render.symbol.mentioned") + text)
     return f"{head}{t(lang, 'render.colon')}" + " · ".join(parts)
 
 
@@ -184,9 +182,23 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
     by_file: dict[str, list[Symbol]] = {}
     for symbol in digest.symbols:
         by_file.setdefault(symbol.file, []).append(symbol)
-    files = list(by_file)
+    mentioned: dict[str, list[str]] = {}
+    for mention in digest.mentions:
+        names = mentioned.setdefault(mention.file, [])
+        if mention.kind == "symbol" and not mention.defined:
+            names.append(mention.name)
+    # Files the description points at (by path, or by a function defined there) first,
+    # then the rest of the patch, then (with no patch to read) the biggest source files.
+    pointed = [
+        m.file
+        for m in digest.mentions
+        if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
+    ]
+    files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
     shown = files if d.files_max is None else files[: d.files_max]
-    yield from (_symbol_line(f, by_file[f], lang, d) for f in shown)
+    yield from (
+        _symbol_line(f, by_file.get(f, []), lang, d, mentioned.get(f, ())) for f in shown
+    )
     if len(shown) < len(files):
         yield f"- … {_count(lang, 'render.more_files', len(files) - len(shown))}"
     removed = digest.removed_files

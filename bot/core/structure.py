@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from bot.core.facts import ChangedFile
+from bot.core.specifics import StructureKind as Kind
+from bot.core.specifics import StructureNote
 
 MAX_NOTES = 6
 _MAX_PATCH_LINES = 20_000
@@ -34,23 +35,6 @@ _PARAMETRIZE = re.compile(r"[ \t]*@pytest\.mark\.parametrize\((.*)")
 _WRAP_CALL = re.compile(r"([A-Za-z_][\w.]*\.)?([A-Za-z_]\w*)\(([A-Za-z_]\w*)\)[ \t]*$")
 _ISOLATION = re.compile(r"spawn|fork|isolat|subprocess|new_process", re.IGNORECASE)
 
-Kind = Literal[
-    "reordered",
-    "condition",
-    "raise-added",
-    "raise-removed",
-    "raise-changed",
-    "assert-added",
-    "assert-removed",
-    "assert-changed",
-    "decorator-added",
-    "decorator-removed",
-    "kwarg-removed",
-    "wrapped",
-    "todo",
-    "parametrize",
-    "isolated",
-]
 # Most telling first: what changes behaviour before what changes tests.
 _RANK: dict[str, int] = {
     "reordered": 0,
@@ -69,16 +53,6 @@ _RANK: dict[str, int] = {
     "isolated": 8,
     "parametrize": 9,
 }
-
-
-@dataclass(frozen=True)
-class StructureNote:
-    """One structural fact about one function: `kind` says how to phrase `details`."""
-
-    file: str
-    symbol: str  # the function or class it concerns ("" at module level)
-    kind: Kind
-    details: tuple[str, ...] = ()  # code snippets or counts, untrusted: escape
 
 
 @dataclass

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from bot.core.prose import body_lines
+from bot.core.specifics import ValueChange
 
 MAX_CHANGES = 3
 _MAX_ROWS = 60
@@ -26,14 +26,6 @@ _PERF = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\b(" + "|".join(re.escape(w) for w in _BEFORE + _AFTER) + r")\b", re.I)
-
-
-@dataclass(frozen=True)
-class ValueChange:
-    entity: str  # the row's name ("TeleChat3")
-    field: str  # what changes ("max_model_len"), "" when the header does not say
-    before: str
-    after: str
 
 
 def find_value_changes(body: str | None, limit: int = MAX_CHANGES) -> tuple[ValueChange, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, cast, get_args
@@ -32,6 +33,7 @@ from pydantic import ValidationError
 from bot.core.facts import GITHUB_FILES_CAP, ChangedFile
 from bot.github.pacing import WritePacer
 from bot.github.protocol import (
+    BranchHead,
     GitHubError,
     IssueComment,
     NotFound,
@@ -43,6 +45,7 @@ from bot.github.retry import translate_error
 
 T = TypeVar("T")
 PER_PAGE = 100
+_SHA = re.compile(r"[0-9a-f]{40}")
 _PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
 
 
@@ -76,6 +79,9 @@ def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> P
         requested_users=tuple(u.login for u in (pr.requested_reviewers or []) if u),
         requested_teams=tuple(t.slug for t in (pr.requested_teams or []) if t),
         updated_at=pr.updated_at,
+        closed_at=pr.closed_at,
+        html_url=pr.html_url,
+        private=pr.base.repo.private,
     )
 
 
@@ -86,6 +92,16 @@ def _comment_from_github(comment: GitHubIssueComment) -> IssueComment:
         body=comment.body or "",
         created_at=comment.created_at,
     )
+
+
+def encodable(body: str) -> str:
+    """`body` with any lone surrogate replaced: JSON from GitHub may carry one, and
+    UTF-8 cannot encode it, so the write would fail on every retry (issue 8, item 10)."""
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        return body.encode("utf-8", "replace").decode("utf-8")  # '?' for each one
+    return body
 
 
 @asynccontextmanager
@@ -222,6 +238,35 @@ class GitHubKitAdapter:
                     break
         return pulls
 
+    async def default_branch_head(self, repo: str) -> BranchHead:
+        owner, name = split_repo(repo)
+        async with translated():
+            branch = (await self._gh.rest.repos.async_get(owner, name)).parsed_data.default_branch
+            # The `sha` media type answers with the bare 40-hex SHA: no commit payload.
+            head = await self._gh.arequest(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/commits/{quote(branch, safe='')}",
+                headers={"Accept": "application/vnd.github.sha"},
+            )
+        sha = head.text.strip()
+        if not _SHA.fullmatch(sha):
+            raise GitHubError(f"GitHub answered no commit SHA for {repo}@{branch}")
+        return BranchHead(branch=branch, sha=sha)
+
+    @asynccontextmanager
+    async def tarball(self, repo: str, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
+        owner, name = split_repo(repo)
+        # One request; GitHub answers with a redirect to codeload, which httpx follows
+        # (and drops the Authorization header crossing hosts). Streamed, never buffered.
+        async with translated():
+            response = await self._gh.arequest(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/tarball/{quote(sha)}", stream=True
+            )
+        raw = response.raw_response
+        try:
+            yield raw.aiter_bytes()
+        finally:
+            await raw.aclose()
+
     # --- writes (paced; never auto-retried on 5xx, see bot.github.retry) ---------
 
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
@@ -229,14 +274,16 @@ class GitHubKitAdapter:
         await self._pacer.acquire()
         async with translated():
             response = await self._gh.rest.issues.async_create_comment(
-                owner, name, number, body=body
+                owner, name, number, body=encodable(body)
             )
             return _comment_from_github(response.parsed_data)
 
     async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
         owner, name = split_repo(repo)
         await self._write(
-            self._gh.rest.issues.async_update_comment(owner, name, comment_id, body=body)
+            self._gh.rest.issues.async_update_comment(
+                owner, name, comment_id, body=encodable(body)
+            )
         )
 
     async def delete_comment(self, repo: str, comment_id: int) -> None:

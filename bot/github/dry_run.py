@@ -11,6 +11,7 @@ from bot.core.facts import ChangedFile
 from bot.github.protocol import GitHubAPI, IssueComment, Permission, PullRequest, ReactionContent
 
 log = logging.getLogger(__name__)
+PREVIEW_LOG_LINES = 4
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,18 @@ class DryRunGitHub:
         self._inner = inner
         self._sink = sink
         self._bot_login = bot_login
+        # update/delete name only a comment id: remember which PR listed it, so the
+        # stored preview can be found by PR (`digest-bot previews --pr N`).
+        self._comment_pr: dict[int, int] = {}
 
     async def _record(self, repo: str, number: int | None, action: str, detail: str) -> None:
+        # The first lines of a would-be comment, so the log shows what it would say;
+        # the whole text is stored (`digest-bot previews`).
+        preview = "\n".join(detail.splitlines()[:PREVIEW_LOG_LINES])
         log.info(
-            "dry-run: would %s", action,
+            "dry-run: would %s%s%s", action,
+            f" on {repo}#{number}" if number is not None else f" on {repo}",
+            f":\n{preview}" if preview else "",
             extra={"repo": repo, "pr": number, "chars": len(detail)},
         )
         await self._sink(RecordedWrite(repo, number, action, detail))
@@ -49,20 +58,26 @@ class DryRunGitHub:
         return await self._inner.list_files(repo, number)
 
     async def list_comments(self, repo: str, number: int) -> list[IssueComment]:
-        return await self._inner.list_comments(repo, number)
+        comments = await self._inner.list_comments(repo, number)
+        for comment in comments:
+            self._comment_pr[comment.id] = number
+        return comments
 
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
         await self._record(repo, number, "create_comment", body)
         return IssueComment(id=next(self._ids), author=self._bot_login, body=body)
 
     async def update_comment(self, repo: str, comment_id: int, body: str) -> None:
-        await self._record(repo, None, f"update_comment {comment_id}", body)
+        pr = self._comment_pr.get(comment_id)
+        await self._record(repo, pr, f"update_comment {comment_id}", body)
 
     async def delete_comment(self, repo: str, comment_id: int) -> None:
-        await self._record(repo, None, f"delete_comment {comment_id}", "")
+        pr = self._comment_pr.get(comment_id)
+        await self._record(repo, pr, f"delete_comment {comment_id}", "")
 
     async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None:
-        await self._record(repo, None, f"add_reaction {comment_id}", content)
+        pr = self._comment_pr.get(comment_id)
+        await self._record(repo, pr, f"add_reaction {comment_id}", content)
 
     async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
         await self._record(repo, number, "add_labels", ", ".join(labels))

@@ -7,8 +7,10 @@ installation (the adapter is created per job, per installation).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -39,6 +41,10 @@ class PullRequest(BaseModel):
     requested_users: tuple[str, ...] = ()
     requested_teams: tuple[str, ...] = ()
     updated_at: datetime | None = None
+    closed_at: datetime | None = None
+    html_url: str = ""
+    # The repository's visibility: the label view shows a private one only to a token.
+    private: bool = False
 
 
 class IssueComment(BaseModel):
@@ -92,13 +98,45 @@ class GitHubAPI(Protocol):
         ...
 
 
+class BranchHead(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    branch: str
+    sha: str
+
+
+@runtime_checkable
+class RepositoryArchive(Protocol):
+    """The default branch's head and its source archive (for the symbol index)."""
+
+    async def default_branch_head(self, repo: str) -> BranchHead: ...
+
+    def tarball(self, repo: str, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """The gzipped tarball of `sha`, streamed in chunks: one request, never buffered."""
+        ...
+
+
 class GitHubError(Exception):
-    """A GitHub call failed. `retry_after` is set when GitHub said when to come back."""
+    """A GitHub call failed. `retry_after` is set when GitHub said when to come back.
+
+    `permanent` failures are parked at once by the worker: retrying cannot help.
+    """
+
+    permanent = False
 
     def __init__(self, message: str, *, status: int = 0, retry_after: float | None = None):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+
+
+class BadCredentials(GitHubError):
+    """401: GitHub rejected the credentials (revoked token, wrong key or App id).
+
+    Not transient: the job is parked with this reason instead of retried for hours.
+    """
+
+    permanent = True
 
 
 class NotFound(GitHubError):

@@ -26,7 +26,7 @@ from githubkit.exception import (
 )
 from githubkit.retry import RetryOption
 
-from bot.github.protocol import GitHubError, NotFound, RateLimited, Unprocessable
+from bot.github.protocol import BadCredentials, GitHubError, NotFound, RateLimited, Unprocessable
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +88,50 @@ def _request_of(exc: GitHubException) -> httpx.Request | None:
 
 
 def describe_request(exc: GitHubException) -> str:
-    """`METHOD /templated/path`: never the query string or headers (tokens live there)."""
+    """`METHOD /templated/path`, for retry warnings: bounded, never query or headers."""
     request = _request_of(exc)
     if request is None:
         return "GitHub request"
     return f"{request.method} {template_path(request.url.path)}"
+
+
+def describe_target(exc: GitHubException) -> str:
+    """`METHOD https://host/path` of a failed request, for the error an operator reads:
+    the real target, never the query string or headers (tokens live there)."""
+    request = _request_of(exc)
+    if request is None:
+        return "GitHub request"
+    url = request.url
+    return f"{request.method} {url.scheme}://{url.netloc.decode('ascii', 'replace')}{url.path}"
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost reason of a transport failure, e.g. `Name or service not known`."""
+    seen: set[int] = set()
+    inner: BaseException = exc
+    while id(inner) not in seen:
+        seen.add(id(inner))
+        nested = inner.__cause__ or inner.__context__
+        if nested is None or not str(nested):
+            break
+        inner = nested
+    text = str(inner) or type(inner).__name__
+    # "[Errno -2] Name or service not known" -> "Name or service not known"
+    return re.sub(r"^\[Errno -?\d+\]\s*", "", text)[:200]
+
+
+def _transport_failure(exc: BaseException) -> str:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "timed out connecting"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timed out"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect ({_cause(exc)})"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"connection dropped ({_cause(exc)})"
+    if isinstance(exc, httpx.TransportError):
+        return f"network error ({_cause(exc)})"
+    return f"{type(exc).__name__}: {_cause(exc)}"
 
 
 class RetryPolicy:
@@ -148,7 +187,7 @@ def _github_message(exc: RequestFailed) -> str:
 
 def translate_error(exc: GitHubException) -> GitHubError:
     """Map a githubkit failure to the protocol's exceptions, without secrets."""
-    where = describe_request(exc)
+    where = describe_target(exc)
     if isinstance(exc, RateLimitExceeded):
         wait = exc.retry_after.total_seconds()
         return RateLimited(
@@ -166,11 +205,15 @@ def translate_error(exc: GitHubException) -> GitHubError:
         # or a secondary-limit 403 is still a limit, and GitHub asks for >= 60 s then.
         if status == 429 or (status == 403 and "rate limit" in message.lower()):
             return RateLimited(text, status=status, retry_after=60.0)
+        if status == 401:
+            return BadCredentials(text, status=status)
         if status == 404:
             return NotFound(text, status=status)
         if status == 422:
             return Unprocessable(text, status=status)
         return GitHubError(text, status=status)
     if isinstance(exc, RequestTimeout):
-        return GitHubError(f"{where}: timed out")
-    return GitHubError(f"{where}: {type(exc).__name__}")
+        return GitHubError(f"{where}: {_transport_failure(exc.exc)}")
+    if isinstance(exc, RequestError):
+        return GitHubError(f"{where}: {_transport_failure(exc.exc)}")
+    return GitHubError(f"{where}: {type(exc).__name__}: {_cause(exc)}")

@@ -39,7 +39,7 @@ from githubkit_schemas.latest.models import (
 
 from bot.github.adapter import PER_PAGE, GitHubKitAdapter, split_repo, translated
 from bot.github.pacing import WritePacer
-from bot.github.protocol import GitHubError
+from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
 from bot.metrics import Metrics
 from bot.settings import Settings
@@ -138,15 +138,19 @@ class GitHubSessionFactory:
 
     @asynccontextmanager
     async def for_installation(self, installation_id: int) -> AsyncIterator[GitHubKitAdapter]:
+        was_cached = installation_id in self._tokens
         token = await self.installation_token(installation_id)
         key = str(installation_id)
         try:
             async with self._client(TokenAuthStrategy(token), key) as client:
                 yield GitHubKitAdapter(client, self._pacer(key))
-        except GitHubError as exc:
-            if exc.status == 401:
-                # Revoked or expired early: the next job mints a fresh token.
-                self._forget_token(installation_id, token)
+        except BadCredentials as exc:
+            # Revoked or expired early: the next attempt mints a fresh token, so a cached
+            # token's 401 is worth one retry; a token minted just now is not.
+            self._forget_token(installation_id, token)
+            if was_cached:
+                raise GitHubError(f"{exc} (cached installation token; a retry mints a new one)",
+                                  status=401) from exc
             raise
 
     def _forget_token(self, installation_id: int, token: str) -> None:

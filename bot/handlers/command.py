@@ -1,7 +1,12 @@
 """`/digest` comment commands: permission check, reactions, then a steered digest run.
 
-Feels like vLLM's `/ci run`: 👀 when taken, then 👍 or 😕; a refusal or an unknown
-subcommand gets one short reply that says why and what to do; bots get nothing.
+Feels like vLLM's `/ci run`: 👀 when taken, then 👍 or 😕; a refusal gets a 😕 and one
+short reply that says why and what to do; bots get nothing.
+
+Abuse bounds (issue 8): permission is read before any budget is charged or anything is
+posted; maintainers and everyone else have separate per-PR budgets; an outsider's
+unknown subcommand is never answered in words; outsiders get at most one reply per PR
+per hour, and 😕 reactions on comments that ran nothing are capped per PR.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from bot.core.commands import (
     render_help_table,
 )
 from bot.core.findings import Lang
-from bot.core.permissions import Decision, decide, rate_limited_decision
+from bot.core.permissions import Decision, decide, is_insider
 from bot.github.protocol import GitHubAPI
 from bot.handlers import digest, routing
 from bot.handlers.context import HandlerContext, permission_of
@@ -64,13 +69,13 @@ async def handle_command_comment(
         return
     repo_rules = await ctx.rules.rules_for(gh, job.repo)
     lang: Lang = ctx.language
-    if not ctx.command_budget.allow(f"{job.repo}#{job.number}"):
-        await _finish(gh, job, [rate_limited_decision(commands[0], lang)], lang)
-        return
-    await gh.add_reaction(job.repo, job.comment_id, "eyes")
-    pr = await gh.get_pull(job.repo, job.number)
+    pr_key = f"{job.repo}#{job.number}"
+    # Permission first: nothing is spent or posted before we know who is asking.
     permission = await permission_of(gh, ctx, job.repo, job.author)
-    steer = Steer()
+    trusted = repo_rules.rules.routing.trusted
+    insider = is_insider(job.author, permission, trusted)
+    pr = await gh.get_pull(job.repo, job.number)
+    steer = Steer(overrides_mute=insider)
     refusals: list[Decision] = []
     wants_help = False
     for command in commands:
@@ -80,27 +85,41 @@ async def handle_command_comment(
             actor_permission=permission,
             is_pr_author=job.author.casefold() == pr.author.casefold(),
             is_bot=False,
-            trusted=repo_rules.rules.routing.trusted,
+            trusted=trusted,
             spec=find_spec(ALL_COMMANDS, command.name),
             lang=lang,
         )
-        if not decision.allowed:
-            refusals.append(decision)
-            continue
-        if command.name == "help":
-            wants_help = True
-        else:
-            steer = _steer(steer, command)
         log.info(
             "command %s by %s: %s", command.name, job.author,
             "allowed" if decision.allowed else decision.reason_key,
             extra={"repo": job.repo, "pr": job.number},
         )
-    if steer != Steer():
+        if not decision.allowed:
+            refusals.append(decision)
+        elif command.name == "help":
+            wants_help = True
+        else:
+            steer = _steer(steer, command)
+    runs = wants_help or steer != Steer(overrides_mute=insider)
+    replies = [r for r in dict.fromkeys(refusals) if not r.silent]
+    budget = ctx.command_budget if insider else ctx.outsider_command_budget
+    if (runs or (insider and replies)) and not budget.allow(pr_key):
+        log.info("command budget of %s spent", pr_key, extra={"repo": job.repo, "pr": job.number})
+        await _refuse_quietly(gh, ctx, job, pr_key, insider)
+        return
+    if not runs:
+        await _refuse_quietly(gh, ctx, job, pr_key, insider)
+        if replies and (insider or ctx.outsider_replies.allow(pr_key)):
+            await _reply(gh, job, replies)
+        return
+    await gh.add_reaction(job.repo, job.comment_id, "eyes")
+    if steer != Steer(overrides_mute=insider):
         await sync_pull_request(gh, ctx, job.repo, job.number, steer, pr=pr)
     if wants_help:
         await gh.create_comment(job.repo, job.number, render_help_table(ALL_COMMANDS, lang))
-    await _finish(gh, job, refusals, lang)
+    await gh.add_reaction(job.repo, job.comment_id, "confused" if refusals else "+1")
+    if replies and (insider or ctx.outsider_replies.allow(pr_key)):
+        await _reply(gh, job, replies)
 
 
 def _steer(steer: Steer, command: Command) -> Steer:
@@ -121,16 +140,17 @@ def _steer(steer: Steer, command: Command) -> Steer:
     return steer
 
 
-async def _finish(
-    gh: GitHubAPI, job: CommentCommandJob, refusals: list[Decision], lang: Lang
+async def _refuse_quietly(
+    gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob, pr_key: str, insider: bool
 ) -> None:
-    visible = [r for r in refusals if not r.silent]
-    await gh.add_reaction(job.repo, job.comment_id, "confused" if refusals else "+1")
-    if visible:
-        reasons = "\n".join(f"- {r.reason}" for r in dict.fromkeys(visible))
-        await gh.create_comment(job.repo, job.number, reasons)
+    """A 😕 on a comment that ran nothing, while the PR's refusal reactions last."""
+    if ctx.refusal_reactions.allow(f"{pr_key}|{'insider' if insider else 'outsider'}"):
+        await gh.add_reaction(job.repo, job.comment_id, "confused")
 
 
+async def _reply(gh: GitHubAPI, job: CommentCommandJob, refusals: list[Decision]) -> None:
+    reasons = "\n".join(f"- {r.reason}" for r in refusals)
+    await gh.create_comment(job.repo, job.number, reasons)
 
 
 def _is_bot(job: CommentCommandJob) -> bool:

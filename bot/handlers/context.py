@@ -9,10 +9,18 @@ from dataclasses import dataclass, field
 from cachetools import TTLCache
 
 from bot.core.findings import Lang
-from bot.core.permissions import CommandBudget, Permission
+from bot.core.permissions import (
+    HOUR_SECONDS,
+    OUTSIDER_REPLIES_PER_HOUR,
+    REFUSAL_REACTIONS_PER_HOUR,
+    CommandBudget,
+    Permission,
+)
 from bot.github.protocol import GitHubAPI
+from bot.handlers.converged import ConvergedSink
 from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
+from bot.repo_index.lookup import IndexLookup
 
 
 def _ttl_cache(ttl: float) -> TTLCache[str, object]:
@@ -30,12 +38,25 @@ class HandlerContext:
     command_runs_per_minute: int = 6
     uncertain_write_recheck_seconds: float = 15.0
     clock: Callable[[], float] = time.monotonic
+    index: IndexLookup | None = None  # the default branch's symbol index, when kept
+    # Told about every digest job's result (the label view's store); None: nobody listens.
+    on_converged: ConvergedSink | None = None
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
+    # Maintainers' commands and everyone else's are budgeted apart: outsiders can never
+    # spend (and so deny) a maintainer's budget (issue 8, item 3).
     command_budget: CommandBudget = field(init=False)
+    outsider_command_budget: CommandBudget = field(init=False)
+    outsider_replies: CommandBudget = field(init=False)
+    refusal_reactions: CommandBudget = field(init=False)
 
     def __post_init__(self) -> None:
         self.command_budget = CommandBudget(self.command_runs_per_minute, self.clock)
+        self.outsider_command_budget = CommandBudget(self.command_runs_per_minute, self.clock)
+        self.outsider_replies = CommandBudget(
+            OUTSIDER_REPLIES_PER_HOUR, self.clock, window_seconds=HOUR_SECONDS)
+        self.refusal_reactions = CommandBudget(
+            REFUSAL_REACTIONS_PER_HOUR, self.clock, window_seconds=HOUR_SECONDS)
 
 
 async def permission_of(gh: GitHubAPI, ctx: HandlerContext, repo: str, user: str) -> Permission:

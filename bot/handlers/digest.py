@@ -7,6 +7,7 @@ a write happens only when the rendered body differs from the one on GitHub.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from bot.github.protocol import (
     Unprocessable,
 )
 from bot.handlers.context import HandlerContext
+from bot.handlers.converged import Converged
 from bot.handlers.routing import route_pull_request
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,9 @@ class Steer:
     lang: Lang | None = None
     muted: bool | None = None
     route: bool = False
+    # Asked by someone allowed to unmute: a forced run may then update a muted digest.
+    # Anyone else's `/digest` leaves a muted PR alone (issue 8, item 6).
+    overrides_mute: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ async def sync_pull_request(
 ) -> SyncOutcome:
     pr = pr or await gh.get_pull(repo, number)
     if pr.state != "open":
+        await _publish(ctx, Converged(pr))
         return SyncOutcome("closed", pr)
     comments = [
         CommentSnapshot(id=c.id, author=c.author, body=c.body, created_at=c.created_at)
@@ -82,9 +88,11 @@ async def sync_pull_request(
     ]
     previous = previous_marker(comments, ctx.bot_login)
     muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
-    if muted and steer.muted is None and not steer.force:
+    if muted and steer.muted is None and not (steer.force and steer.overrides_mute):
+        await _publish(ctx, Converged(pr))
         return SyncOutcome("muted", pr)
     if pr.draft and ctx.skip_drafts and not steer.force:
+        await _publish(ctx, Converged(pr))
         return SyncOutcome("draft", pr)
 
     lang: Lang = steer.lang or (previous.lang if previous else ctx.language)
@@ -93,7 +101,12 @@ async def sync_pull_request(
     repo_rules = await ctx.rules.rules_for(gh, repo)
     rules = repo_rules.rules
     notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
-    digest = build_digest(_facts(pr, files), rules, lang, explain=explain, extra_notes=notes)
+    facts = _facts(pr, files)
+    # A few indexed SQLite look-ups (ms); off the loop all the same.
+    context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    digest = build_digest(
+        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context
+    )
 
     owned = previous.owned_labels if previous else ()
     if rules.routing.apply_area_labels:
@@ -101,7 +114,8 @@ async def sync_pull_request(
     routing = await route_pull_request(
         gh, ctx, pr, rules, lang,
         previously_routed=previous.routed if previous else (),
-        request=steer.route or rules.routing.request_on_label,
+        # A muted PR is left alone: only an explicit `/digest route` requests reviews.
+        request=steer.route or (rules.routing.request_on_label and not muted),
     )
     routed = tuple(dict.fromkeys(
         (*(previous.routed if previous else ()), *(routing.requested_users if routing else ()))
@@ -121,7 +135,30 @@ async def sync_pull_request(
         quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
         plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body)
     await execute_sticky(gh, ctx, repo, number, plan)
+    facts = _facts(pr, files)
+    extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
+
+    problem = repo_rules.problem
+
+    def in_language(other: Lang) -> Digest:
+        other_notes = (repo_config_note(problem, other),) if problem else ()
+        return build_digest(
+            facts, rules, other, explain=explain, extra_notes=other_notes
+        ).model_copy(update=extras)
+
+    await _publish(ctx, Converged(pr, digest, markdown, in_language))
     return SyncOutcome(plan.action, pr, digest, markdown)
+
+
+async def _publish(ctx: HandlerContext, converged: Converged) -> None:
+    if ctx.on_converged is None:
+        return
+    try:
+        await ctx.on_converged(converged)
+    except Exception:
+        # A copy for the label view: the comment has converged, so the job succeeded.
+        log.exception("storing the converged digest failed",
+                      extra={"repo": converged.pull.repo, "pr": converged.pull.number})
 
 
 async def execute_sticky(

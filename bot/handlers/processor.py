@@ -5,19 +5,22 @@ Also the reconcile sweep, which needs the same sessions. Built once by bot.servi
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from bot.github.dry_run import DryRunGitHub
-from bot.github.protocol import GitHubAPI
+from bot.github.protocol import GitHubAPI, RepositoryArchive
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.command import CommentCommandJob, handle_command_comment
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
 from bot.queue.ledger import Ledger
-from bot.queue.store import Job, JobStore
+from bot.queue.store import Job, JobStore, NewJob, index_key
+from bot.repo_index.lookup import IndexLookup
+from bot.repo_index.refresh import IndexRefresher
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -31,14 +34,19 @@ class JobProcessor:
         ctx: HandlerContext,
         store: JobStore,
         ledger: Ledger,
+        refresher: IndexRefresher | None = None,
     ) -> None:
         self._settings = settings
+        self._refresher = refresher
         self._factory = factory
         self._ctx = ctx
         self._store = store
         self._ledger = ledger
 
     async def __call__(self, job: Job) -> None:
+        if job.kind == "index":
+            await self._refresh_index(job)
+            return
         if job.number is None:
             log.warning("job without a PR number ignored", extra={"job": job.id})
             return
@@ -62,6 +70,36 @@ class JobProcessor:
                     previous_body=payload.get("previous_body"),
                 )
                 await handle_command_comment(gh, self._ctx, command)
+
+    @property
+    def index_lookup(self) -> IndexLookup | None:
+        return self._ctx.index
+
+    async def _refresh_index(self, job: Job) -> None:
+        if self._refresher is None:
+            return
+        sha = job.payload.get("sha")
+        async with self._open(job.installation_id) as gh:
+            if not isinstance(gh, RepositoryArchive):
+                log.warning("session cannot download archives; index not refreshed")
+                return
+            outcome = await self._refresher.refresh(
+                gh, job.repo, sha if isinstance(sha, str) else None
+            )
+        log.info("index %s", outcome.action, extra={
+            "repo": job.repo, "commit": outcome.commit[:12], "files": outcome.files,
+            "skipped": dict(outcome.skipped), "reason": outcome.reason,
+        })
+
+    async def _queue_missing_index(self, installation_id: int, repo: str) -> None:
+        refresher = self._refresher
+        if refresher is None:
+            return
+        if await asyncio.to_thread(refresher.indexed_commit, repo) is None:
+            await self._store.enqueue(NewJob(
+                kind="index", key=index_key(repo), installation_id=installation_id,
+                repo=repo, number=None, payload={},
+            ))
 
     @asynccontextmanager
     async def session(self, installation_id: int | None) -> AsyncIterator[GitHubAPI]:
@@ -88,6 +126,7 @@ class JobProcessor:
         queued = 0
         for installation_id, repo in await self._factory.installation_repositories():
             try:
+                await self._queue_missing_index(installation_id, repo)
                 async with self._factory.for_installation(installation_id) as gh:
                     pulls = await gh.list_open_pulls(repo, limit=100)
                 queued += await enqueue_stale(

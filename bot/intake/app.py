@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from bot.intake.envelope import routing_fields
 from bot.intake.webhooks import (
@@ -41,7 +41,7 @@ _delivery_line = BoundLine(log)
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
-    "pull_request", "issue_comment", "ping", "installation", "installation_repositories",
+    "pull_request", "issue_comment", "ping", "installation", "installation_repositories", "push",
 })
 _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0
@@ -80,6 +80,8 @@ class _Intake:
     store: JobStore
     metrics: Metrics
     worker: JobRunner | None
+    # Why the service cannot work yet (e.g. App credentials GitHub rejects); None: fine.
+    not_ready_reason: Callable[[], str | None] = lambda: None
     draining: bool = False
     _warned_unsigned: bool = False
     _warned_no_secret: bool = False
@@ -251,6 +253,9 @@ class _Intake:
     async def readyz(self, request: Request) -> Response:
         if self.draining:
             return JSONResponse({"ready": False, "reason": "draining"}, status_code=503)
+        reason = self.not_ready_reason()
+        if reason is not None:
+            return JSONResponse({"ready": False, "reason": reason}, status_code=503)
         try:
             await asyncio.wait_for(self.store.ping(), _READY_TIMEOUT_SECONDS)
         except (StoreUnavailable, TimeoutError):
@@ -279,20 +284,36 @@ def _register_secrets(settings: Settings) -> None:
 
 
 def create_app(
-    settings: Settings, store: JobStore, metrics: Metrics, *, worker: JobRunner | None = None
+    settings: Settings,
+    store: JobStore,
+    metrics: Metrics,
+    *,
+    worker: JobRunner | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
+    not_ready_reason: Callable[[], str | None] | None = None,
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
 ) -> Starlette:
+    """The service's app; `extra_routes` (the label view) are composed in by bot.service,
+    so the intake never imports them. `not_ready_reason` makes /readyz 503 while it
+    returns a reason; `background` tasks (e.g. the credential check) run on the server's
+    loop while it serves."""
     _register_secrets(settings)
     intake = _Intake(settings, store, metrics, worker)
+    if not_ready_reason is not None:
+        intake.not_ready_reason = not_ready_reason
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         intake.draining = False
         if worker is not None:
             await worker.start()
+        tasks = [asyncio.create_task(task()) for task in background]
         try:
             yield
         finally:
             intake.draining = True
+            for running in tasks:
+                running.cancel()
             if worker is not None:
                 await worker.stop(settings.drain_seconds)
 
@@ -302,6 +323,7 @@ def create_app(
             Route("/healthz", intake.healthz, methods=["GET"]),
             Route("/readyz", intake.readyz, methods=["GET"]),
             Route("/metrics", intake.metrics_text, methods=["GET"]),
+            *extra_routes,
         ],
         lifespan=lifespan,
     )

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.queue.store import NewJob, command_key, pr_key
+from bot.queue.store import NewJob, command_key, index_key, pr_key
 
 SIGNATURE_PREFIX = "sha256="
 _SHA256_HEX_CHARS = 64
@@ -134,6 +134,19 @@ class IssueCommentEvent(_Model):
     changes: dict[str, Any] | None = None
 
 
+class PushRepository(_Model):
+    full_name: str = Field(pattern=REPO_NAME)
+    default_branch: str
+
+
+class PushEvent(_Model):
+    ref: str
+    after: str = Field(pattern=r"^[0-9a-f]{40}$")
+    deleted: bool = False
+    repository: PushRepository
+    installation: Installation | None = None
+
+
 @dataclass(frozen=True)
 class Ignored:
     reason: str
@@ -163,6 +176,8 @@ def route_event(
         return _route_pull_request(payload, identity)
     if event == "issue_comment":
         return _route_issue_comment(payload, identity)
+    if event == "push":
+        return _route_push(payload)
     if event in ACKNOWLEDGED_EVENTS:
         return Ignored(f"{event}.{action}: acknowledged")
     return Ignored(f"event {event} not handled")
@@ -194,6 +209,22 @@ def _route_pull_request(payload: dict[str, Any], identity: BotIdentity) -> NewJo
         kind="pr", key=pr_key(ev.repository.full_name, ev.number),
         installation_id=ev.installation.id if ev.installation else None,
         repo=ev.repository.full_name, number=ev.number, payload=job_payload,
+    )
+
+
+def _route_push(payload: dict[str, Any]) -> NewJob | Ignored:
+    """A push to the default branch asks for a symbol-index refresh of that commit; the
+    store folds a burst of merges into one pending refresh (see `index_key`)."""
+    ev = _parse(PushEvent, payload)
+    if ev.ref != f"refs/heads/{ev.repository.default_branch}":
+        return Ignored("push to a branch other than the default")
+    if ev.deleted:
+        return Ignored("branch deleted")
+    repo = ev.repository.full_name
+    return NewJob(
+        kind="index", key=index_key(repo),
+        installation_id=ev.installation.id if ev.installation else None,
+        repo=repo, number=None, payload={"sha": ev.after},
     )
 
 

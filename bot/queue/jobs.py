@@ -23,6 +23,16 @@ Periodic = tuple[float, Callable[[], Awaitable[object]]]
 log = logging.getLogger("bot.queue.jobs")
 
 
+# GitHub's answers that no retry of the same job can change: the PR, comment or
+# installation is gone (404, 410) or the request is invalid for it (422).
+PERMANENT_STATUSES = frozenset({404, 410, 422})
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """The failure carries an HTTP `status` (GitHubError does) that will not change."""
+    return getattr(exc, "status", None) in PERMANENT_STATUSES
+
+
 def retry_after_of(exc: BaseException) -> float | None:
     """A `retry_after` (seconds) the failure carries, e.g. GitHubError from a rate limit."""
     value = getattr(exc, "retry_after", None)
@@ -42,6 +52,7 @@ class Worker:
         clock: Callable[[], float] = time.time,
         poll_interval: float = 1.0,
         lease_check_interval: float = 30.0,
+        heartbeat_interval: float | None = None,
         periodic: Sequence[Periodic] = (),
     ) -> None:
         self._store = store
@@ -50,6 +61,9 @@ class Worker:
         self._concurrency = concurrency
         self._clock = clock
         self._poll = poll_interval
+        # Renew a running job's lease well before it runs out (a third of the lease:
+        # two missed beats still leave it held). Default: from the check interval.
+        self._heartbeat = heartbeat_interval or max(0.05, lease_check_interval / 3)
         self._periodic = [*periodic, (lease_check_interval, self._release_expired)]
         self._loop: asyncio.AbstractEventLoop | None = None
         # Wake-up tokens. At most one is pending from wake(): each costs a store query,
@@ -175,25 +189,57 @@ class Worker:
             "pr": job.number, "installation": job.installation_id, "attempt": job.attempts + 1,
         }
         started = time.perf_counter()
+        heartbeat = asyncio.create_task(self._keep_lease(job), name=f"lease-{job.id}")
+        try:
+            await self._run_job(job, context, started)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def _keep_lease(self, job: Job) -> None:
+        """Heartbeat: a slow job keeps its lease, so it is never claimed a second time
+        while it still runs (issue 8, item 5)."""
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                held = await self._store.renew_lease(job.id, job.attempts, self._clock())
+            except StoreUnavailable:
+                log.warning("could not renew the lease of job %d", job.id)
+                continue
+            if not held:
+                log.warning("job %d lost its lease; its outcome will be ignored", job.id,
+                            extra={"job": job.id, "repo": job.repo, "pr": job.number})
+                return
+
+    async def _run_job(self, job: Job, context: dict[str, object], started: float) -> None:
         try:
             await self._process(job)
         except asyncio.CancelledError:
             # Drain ran out: hand the job back untouched, it reruns on the next start.
-            await asyncio.shield(self._store.release(job.id))
+            await asyncio.shield(self._store.release(job.id, attempts=job.attempts))
             self._observe(job, "released", started, context)
             raise
         except Exception as exc:
             retry_after = retry_after_of(exc)
             retry_at = self._clock() + retry_after if retry_after is not None else None
             error = redact(f"{type(exc).__name__}: {exc}")
-            updated = await self._store.fail(job.id, error, retry_at)
+            # Retrying a 404/410/422 or rejected credentials only repeats the failure
+            # max_attempts times: park at once.
+            park = bool(getattr(exc, "permanent", False)) or is_permanent(exc)
+            updated = await self._store.fail(job.id, error, retry_at, attempts=job.attempts,
+                                             park=park)
+            if updated is None:
+                self._observe(job, "stale", started, {**context, "error": error})
+                return
             outcome = "parked" if updated.state == "parked" else "retry"
             self._observe(job, outcome, started, {**context, "error": error})
             if outcome == "parked":
                 await self._refresh_gauges()
         else:
-            await self._store.complete(job.id)
-            self._observe(job, "ok", started, context)
+            # A run that lost its lease completes nothing: the job's current run decides.
+            done = await self._store.complete(job.id, attempts=job.attempts)
+            self._observe(job, "ok" if done else "stale", started, context)
 
     def _observe(
         self, job: Job, outcome: str, started: float, context: dict[str, object]

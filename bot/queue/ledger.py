@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.github.dry_run import RecordedWrite
@@ -36,10 +37,27 @@ CREATE TABLE IF NOT EXISTS previews (
 MAX_PREVIEWS = 2000
 
 
+@dataclass(frozen=True)
+class StoredPreview:
+    """A dry-run write as `digest-bot previews` shows it."""
+
+    id: int
+    repo: str
+    number: int | None
+    action: str
+    detail: str
+    created_at: float
+
+
 class Ledger:
     def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
         self._writer = SqliteWriter(str(path), _SCHEMA)
         self._clock = clock
+
+    @property
+    def writer(self) -> SqliteWriter:
+        """The file's writer thread, shared with the label view's store."""
+        return self._writer
 
     def close(self) -> None:
         self._writer.close()
@@ -93,3 +111,31 @@ class Ledger:
             return [RecordedWrite(r[0], r[1], r[2], r[3]) for r in rows]
 
         return await self._writer.run(read)
+
+    async def stored_previews(
+        self, *, repo: str | None = None, number: int | None = None, limit: int = 10
+    ) -> list[StoredPreview]:
+        """The newest `limit` previews, optionally of one repository or PR, newest first."""
+
+        def read(conn: sqlite3.Connection) -> list[StoredPreview]:
+            where, params = _preview_filter(repo, number)
+            rows = conn.execute(
+                "SELECT id, repo, number, action, detail, created_at FROM previews"  # noqa: S608
+                f"{where} ORDER BY id DESC LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+            return [StoredPreview(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+        return await self._writer.run(read)
+
+
+def _preview_filter(repo: str | None, number: int | None) -> tuple[str, tuple[object, ...]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if repo is not None:
+        clauses.append("repo = ?")
+        params.append(repo)
+    if number is not None:
+        clauses.append("number = ?")
+        params.append(number)
+    return ((" WHERE " + " AND ".join(clauses)) if clauses else ""), tuple(params)

@@ -24,7 +24,7 @@ from bot.queue.sqlite_writer import SqliteWriter
 from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
 from bot.settings import Settings
 
-JobKind = Literal["pr", "command", "sweep"]
+JobKind = Literal["pr", "command", "sweep", "index"]
 JobState = Literal["queued", "running", "done", "failed", "parked"]
 Acceptance = Literal["accepted", "duplicate", "requeued"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")
@@ -33,6 +33,10 @@ STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")
 
 def pr_key(repo: str, number: int) -> str:
     return f"pr:{repo}#{number}"
+
+
+def index_key(repo: str) -> str:
+    return f"index:{repo}"
 
 
 def command_key(repo: str, comment_id: int, body_sha1: str) -> str:
@@ -94,11 +98,24 @@ class JobStore(Protocol):
 
     async def claim(self, now: float | None = None) -> Job | None: ...
 
-    async def complete(self, job_id: int) -> None: ...
+    async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
+        """Done, unless `attempts` is given and that run no longer holds the job
+        (its lease ran out and it was requeued): then a no-op returning False."""
+        ...
 
-    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job: ...
+    async def fail(
+        self, job_id: int, error: str, retry_at: float | None = None, *,
+        attempts: int | None = None, park: bool = False,
+    ) -> Job | None:
+        """Count a failed attempt; park the job after the last one, or at once if `park`.
+        None: `attempts` was given and that run is stale (see `complete`), nothing changed."""
+        ...
 
-    async def release(self, job_id: int) -> None: ...
+    async def renew_lease(self, job_id: int, attempts: int, now: float | None = None) -> bool:
+        """Heartbeat: extend the running job's lease; False if this run lost it."""
+        ...
+
+    async def release(self, job_id: int, *, attempts: int | None = None) -> None: ...
 
     async def release_expired_leases(self, now: float | None = None) -> int: ...
 
@@ -141,6 +158,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS health (
+    id INTEGER PRIMARY KEY,
+    checked_at REAL NOT NULL
+);
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
 CREATE INDEX IF NOT EXISTS jobs_pr ON jobs (repo, number, state);
@@ -181,6 +202,7 @@ class SqliteJobStore:
         *,
         clock: Callable[[], float] = time.time,
         settle_seconds: float = 3.0,
+        index_settle_seconds: float = 600.0,
         max_attempts: int = 8,
         lease_seconds: float = 300.0,
         backoff_base_seconds: float = 5.0,
@@ -190,6 +212,7 @@ class SqliteJobStore:
     ) -> None:
         self._clock = clock
         self._settle = settle_seconds
+        self._index_settle = index_settle_seconds
         self._max_attempts = max_attempts
         self._lease = lease_seconds
         self._backoff_base = backoff_base_seconds
@@ -202,7 +225,8 @@ class SqliteJobStore:
         cls, settings: Settings, *, clock: Callable[[], float] = time.time
     ) -> SqliteJobStore:
         return cls(settings.db_path, clock=clock, settle_seconds=settings.settle_seconds,
-                   max_attempts=settings.max_attempts,
+                   index_settle_seconds=settings.index_settle_seconds,
+                   max_attempts=settings.max_attempts, lease_seconds=settings.lease_seconds,
                    backoff_base_seconds=settings.backoff_base_seconds)
 
     def close(self) -> None:
@@ -266,6 +290,8 @@ class SqliteJobStore:
             if same is not None:
                 return int(same["id"]), now
             return self._insert(conn, job, delivery_id, now, not_before=now), now
+        if job.kind == "index":
+            return self._enqueue_index(conn, job, delivery_id, now)
         # PR-Agent's pattern: at most one running and one pending job per PR. A new event
         # merges into the pending one and pushes it back (vLLM's body-cleanup `edited`
         # arrives seconds after `opened`; force-pushes come in bursts).
@@ -284,6 +310,29 @@ class SqliteJobStore:
             (json.dumps(payload), not_before, now, job.installation_id, pending["id"]),
         )
         return int(pending["id"]), not_before
+
+    def _enqueue_index(
+        self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float
+    ) -> tuple[int, float]:
+        """Throttled, not debounced: vLLM merges many PRs an hour, so a push folds into
+        the pending refresh (newest commit wins) without pushing it back; the index is
+        at most `index_settle_seconds` behind the branch, and rebuilt at most that often."""
+        pending = conn.execute(
+            "SELECT id, payload, not_before FROM jobs WHERE key = ?"
+            " AND state IN ('queued', 'failed') ORDER BY id LIMIT 1",
+            (job.key,),
+        ).fetchone()
+        if pending is None:
+            # A push waits out the window; "no index yet" (no sha: start-up) runs now.
+            not_before = now + (self._index_settle if job.payload.get("sha") else 0.0)
+            return self._insert(conn, job, delivery_id, now, not_before=not_before), not_before
+        payload = merge_payloads(json.loads(pending["payload"]), job.payload)
+        conn.execute(
+            "UPDATE jobs SET payload = ?, updated_at = ?,"
+            " installation_id = COALESCE(?, installation_id) WHERE id = ?",
+            (json.dumps(payload), now, job.installation_id, pending["id"]),
+        )
+        return int(pending["id"]), float(pending["not_before"])
 
     def _insert(
         self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float,
@@ -324,42 +373,70 @@ class SqliteJobStore:
 
         return await self._writer.run(op)
 
-    async def complete(self, job_id: int) -> None:
-        await self._set_state(job_id, "done")
+    async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
+        return await self._set_state(job_id, "done", attempts)
 
-    async def release(self, job_id: int) -> None:
+    async def release(self, job_id: int, *, attempts: int | None = None) -> None:
         """Back to the queue without counting an attempt (shutdown mid-job)."""
-        await self._set_state(job_id, "queued")
+        await self._set_state(job_id, "queued", attempts)
 
-    async def _set_state(self, job_id: int, state: JobState) -> None:
-        def op(conn: sqlite3.Connection) -> None:
+    async def _set_state(self, job_id: int, state: JobState, attempts: int | None) -> bool:
+        # A run is identified by the attempt count it was claimed with: an expired
+        # lease requeues the job with one more attempt, so a stale run matches nothing.
+        def op(conn: sqlite3.Connection) -> bool:
             now = self._clock()
-            conn.execute(
+            cur = conn.execute(
                 "UPDATE jobs SET state = ?, lease_until = NULL, updated_at = ?,"
-                " not_before = MIN(not_before, ?) WHERE id = ? AND state = 'running'",
-                (state, now, now, job_id),
+                " not_before = MIN(not_before, ?) WHERE id = ? AND state = 'running'"
+                " AND (? IS NULL OR attempts = ?)",
+                (state, now, now, job_id, attempts, attempts),
             )
+            return cur.rowcount > 0
 
-        await self._writer.run(op)
+        return await self._writer.run(op)
+
+    async def renew_lease(self, job_id: int, attempts: int, now: float | None = None) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            at = self._clock() if now is None else now
+            cur = conn.execute(
+                "UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'"
+                " AND attempts = ?",
+                (at + self._lease, job_id, attempts),
+            )
+            return cur.rowcount > 0
+
+        return await self._writer.run(op)
 
     def backoff_seconds(self, attempts: int) -> float:
         """Exponential, capped, with jitter in [50%, 100%] so retries do not stampede."""
         ceiling = min(self._backoff_cap, self._backoff_base * 2 ** max(attempts - 1, 0))
         return float(ceiling * (0.5 + 0.5 * self._rng.random()))
 
-    async def fail(self, job_id: int, error: str, retry_at: float | None = None) -> Job:
-        def op(conn: sqlite3.Connection) -> Job:
+    async def fail(
+        self, job_id: int, error: str, retry_at: float | None = None, *,
+        attempts: int | None = None, park: bool = False,
+    ) -> Job | None:
+        """Count a failed attempt; park the job after the last one, or at once if `park`."""
+
+        def op(conn: sqlite3.Connection) -> Job | None:
             now = self._clock()
-            row = conn.execute("SELECT attempts FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            row = conn.execute(
+                "SELECT attempts, state FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
             if row is None:
                 raise KeyError(job_id)
-            attempts = int(row["attempts"]) + 1
-            state: JobState = "parked" if attempts >= self._max_attempts else "failed"
-            when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts)
+            if attempts is not None and (
+                row["state"] != "running" or int(row["attempts"]) != attempts
+            ):
+                return None  # a stale run: the job was requeued and may run elsewhere
+            attempts_now = int(row["attempts"]) + 1
+            out_of_attempts = attempts_now >= self._max_attempts
+            state: JobState = "parked" if park or out_of_attempts else "failed"
+            when = retry_at if retry_at is not None else now + self.backoff_seconds(attempts_now)
             conn.execute(
                 "UPDATE jobs SET state = ?, attempts = ?, not_before = ?, last_error = ?,"
                 " lease_until = NULL, updated_at = ? WHERE id = ?",
-                (state, attempts, when, error[:2000], now, job_id),
+                (state, attempts_now, when, error[:2000], now, job_id),
             )
             return self._get(conn, job_id)
 
@@ -459,4 +536,12 @@ class SqliteJobStore:
         return await self._writer.run(op)
 
     async def ping(self) -> None:
-        await self._writer.run(lambda conn: conn.execute("SELECT 1").fetchone())
+        """Raises StoreUnavailable unless the database can be *written*: a read would
+        pass on a full disk, and intake would then 202 deliveries it cannot keep."""
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO health (id, checked_at) VALUES (1, ?)", (self._clock(),)
+            )
+
+        await self._writer.run(op)

@@ -18,7 +18,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -27,11 +27,11 @@ import jwt
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.fakes import responses
-from tests.fakes.github_state import FakeGitHubState, FakeHTTPError, Fault
+from tests.fakes.github_state import FakeGitHubState, FakeHTTPError, FakeRepo, Fault
 
 
 @dataclass
@@ -188,6 +188,54 @@ def get_content(call: Call) -> Reply:
     return Reply(200, responses.content_file(call.repo, call.params["path"], text, branch))
 
 
+def get_repo(call: Call) -> Reply:
+    repo = call.state.repos.get(call.repo)
+    if repo is None:
+        raise FakeHTTPError(404, "Not Found")
+    return Reply(200, responses.full_repository(repo))
+
+
+def _repo_ref(call: Call) -> tuple[FakeRepo, str]:
+    repo = call.state.repos.get(call.repo)
+    if repo is None:
+        raise FakeHTTPError(404, "Not Found")
+    ref = call.params["ref"]
+    if ref not in (repo.default_branch, repo.head_sha):
+        raise FakeHTTPError(404, "No commit found for the ref")  # only the default branch
+    return repo, ref
+
+
+def get_commit_sha(call: Call) -> Reply:
+    # GitHub answers `Accept: application/vnd.github.sha` with the bare SHA as text.
+    repo, _ = _repo_ref(call)
+    return Reply(200, repo.head_sha, {"content-type": "application/vnd.github.sha"})
+
+
+def get_tarball(call: Call) -> Reply:
+    # Like GitHub: a redirect to the archive host (here the same server, another path).
+    repo, ref = _repo_ref(call)
+    if repo.tarball is None:
+        raise FakeHTTPError(404, "Not Found")
+    return Reply(302, None, {"location": f"/_codeload/{call.repo}/legacy.tar.gz/{ref}"})
+
+
+async def codeload(request: Request) -> Response:
+    state: FakeGitHubState = request.app.state.github
+    name = f"{request.path_params['owner']}/{request.path_params['repo']}"
+    repo = state.repos.get(name)
+    state.record("GET", "/_codeload/{owner}/{repo}/legacy.tar.gz/{ref}", request.url.path,
+                 200 if repo and repo.tarball is not None else 404)
+    if repo is None or repo.tarball is None:
+        return Response(status_code=404)
+    data = repo.tarball
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(data), 64 * 1024):
+            yield data[start:start + 64 * 1024]
+
+    return StreamingResponse(chunks(), media_type="application/x-gzip")
+
+
 def list_installations(call: Call) -> Reply:
     state = call.state
     return _paginate(call, [responses.installation(iid, account, state.app_id, state.app_slug)
@@ -234,6 +282,9 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("DELETE", f"{R}/issues/{{number:int}}/labels/{{name:path}}", remove_label, "token"),
     ("GET", f"{R}/collaborators/{{username}}/permission", get_permission, "token"),
     ("GET", f"{R}/contents/{{path:path}}", get_content, "token"),
+    ("GET", R, get_repo, "token"),
+    ("GET", f"{R}/commits/{{ref}}", get_commit_sha, "token"),
+    ("GET", f"{R}/tarball/{{ref}}", get_tarball, "token"),
 )
 
 
@@ -244,6 +295,8 @@ def _json(reply: Reply, headers: dict[str, str]) -> Response:
     merged = {**headers, **reply.headers}
     if reply.status == 204 or reply.body is None:
         return Response(status_code=reply.status, headers=merged)
+    if isinstance(reply.body, str):
+        return Response(reply.body, status_code=reply.status, headers=merged)
     return JSONResponse(reply.body, status_code=reply.status, headers=merged)
 
 
@@ -318,8 +371,9 @@ def _endpoint(method: str, template: str, handler: Handler,
 def build_fake_github_app(state: FakeGitHubState) -> Starlette:
     """The fake serves `app.state.github`; swap it to reuse one server across tests."""
     app = Starlette(routes=[
-        Route(template, _endpoint(method, template, handler, auth), methods=[method])
-        for method, template, handler, auth in ROUTES
+        *(Route(template, _endpoint(method, template, handler, auth), methods=[method])
+          for method, template, handler, auth in ROUTES),
+        Route("/_codeload/{owner}/{repo}/legacy.tar.gz/{ref}", codeload, methods=["GET"]),
     ])
     app.state.github = state
     return app

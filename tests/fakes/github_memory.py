@@ -28,7 +28,7 @@ from tests.fakes.github_state import FakeComment, FakeGitHubState, FakeHTTPError
 T = TypeVar("T")
 
 
-def pull_to_protocol(pull: FakePull) -> PullRequest:
+def pull_to_protocol(pull: FakePull, *, private: bool = False) -> PullRequest:
     return PullRequest(
         repo=pull.repo, number=pull.number, title=pull.title, body=pull.body,
         author=pull.author, author_is_bot=pull.author_type == "Bot",
@@ -37,6 +37,7 @@ def pull_to_protocol(pull: FakePull) -> PullRequest:
         changed_files=len(pull.files), additions=pull.additions, deletions=pull.deletions,
         requested_users=tuple(pull.requested_users),
         requested_teams=tuple(pull.requested_teams), updated_at=pull.updated_at,
+        html_url=f"https://github.com/{pull.repo}/pull/{pull.number}", private=private,
     )
 
 
@@ -101,7 +102,8 @@ class MemoryGitHub:
     async def get_pull(self, repo: str, number: int) -> PullRequest:
         return await self._run(
             "GET", "/repos/{owner}/{repo}/pulls/{number}", f"/repos/{repo}/pulls/{number}",
-            lambda: pull_to_protocol(self.state.pull(repo, number)))
+            lambda: pull_to_protocol(self.state.pull(repo, number),
+                                     private=self.state.repos[repo].private))
 
     async def list_files(self, repo: str, number: int) -> list[ChangedFile]:
         def files() -> list[ChangedFile]:

@@ -95,6 +95,9 @@ class FakeRepo:
     # login -> (permission, role_name); a login not here is not a collaborator.
     permissions: dict[str, tuple[str, str]] = field(default_factory=dict)
     archived: bool = False  # GET /installation/repositories still lists archived repos
+    private: bool = False
+    head_sha: str = "c" * 40  # the default branch's head commit
+    tarball: bytes | None = None  # its source archive (GET .../tarball/{ref}); None: 404
 
 
 @dataclass

@@ -81,7 +81,7 @@ def _repository(repo: FakeRepo | None, full_name: str, template: JSON) -> JSON:
         owner=user(owner, user_type="Organization", user_id=_user_id(owner)),
         default_branch=repo.default_branch if repo else "main",
         html_url=f"{WEB}/{full_name}", url=f"{API}/repos/{full_name}",
-        has_discussions=False,
+        has_discussions=False, private=repo.private if repo else False,
     )
     return template
 
@@ -247,11 +247,20 @@ def installation_repository(repo: FakeRepo) -> JSON:
         if isinstance(value, str):
             template[key] = value.replace("octocat/Hello-World", repo.full_name)
     data = _repository(repo, repo.full_name, template)
-    data.update(node_id=f"R_{repo.id}", archived=repo.archived, private=False,
+    data.update(node_id=f"R_{repo.id}", archived=repo.archived, private=repo.private,
                 visibility="public", permissions={"admin": False, "maintain": False,
                                                   "push": False, "triage": False,
                                                   "pull": True})
     return data
+
+
+def full_repository(repo: FakeRepo) -> JSON:
+    """GET /repos/{owner}/{repo}: GitHub's example, renamed to this repository."""
+    template: JSON = example("full-repository")
+    for key, value in template.items():
+        if isinstance(value, str):
+            template[key] = value.replace("octocat/Hello-World", repo.full_name)
+    return _repository(repo, repo.full_name, template)
 
 
 def installation_repositories(page: list[JSON], total_count: int) -> JSON:

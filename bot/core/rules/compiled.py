@@ -22,6 +22,7 @@ class CompiledCondition:
     title: re.Pattern[str] | None = None
     body: re.Pattern[str] | None = None
     added_id: int | None = None
+    mentions: re.Pattern[str] | None = None
     base: re.Pattern[str] | None = None
     authors: frozenset[str] | None = None  # lower-cased: GitHub logins ignore case
     any_: tuple[CompiledCondition, ...] = ()
@@ -98,6 +99,7 @@ class _Compiler:
             title=re.compile(c.title) if c.title is not None else None,
             body=re.compile(c.body) if c.body is not None else None,
             added_id=self.added.ids[c.added] if c.added is not None else None,
+            mentions=re.compile(c.mentions, re.MULTILINE) if c.mentions is not None else None,
             base=re.compile(c.base) if c.base is not None else None,
             authors=frozenset(a.lower() for a in c.author) if c.author is not None else None,
             any_=tuple(self.condition(x) for x in c.any_ or ()),

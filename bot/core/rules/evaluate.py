@@ -10,6 +10,7 @@ from typing import NamedTuple
 from bot.core.body import strip_html_comments
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Evidence, EvidenceKind
+from bot.core.mentions import body_names
 from bot.core.rules.compiled import CompiledCondition, RuleSet
 
 SUBJECT_CHARS = 80
@@ -47,6 +48,7 @@ class PullRequestScan:
         # GitHub hides HTML comments when rendering; the template's guidance lives in
         # them, so phrases there are not the author's words.
         self.body = strip_html_comments(facts.body)
+        self.mentions = "\n".join(body_names(facts.body))
         self.labels = frozenset(facts.labels)
         self.author = facts.author.lower()
 
@@ -114,6 +116,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
     texts: tuple[tuple[EvidenceKind, re.Pattern[str] | None, str], ...] = (
         ("title", cond.title, scan.facts.title),
         ("body", cond.body, scan.body),
+        ("mention", cond.mentions, scan.mentions),
         ("base", cond.base, scan.facts.base_ref),
     )
     for kind, regex, text in texts:

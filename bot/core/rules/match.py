@@ -46,6 +46,11 @@ def _area_match(
         files=tuple(files),
         reasons=_capped(outcome.evidence),
         focus=tuple(f.text.text(lang) for f in area.focus if _applies(f.when, scan, area.id)),
+        focus_triggered=tuple(
+            f.text.text(lang)
+            for f in area.focus
+            if f.when is not None and _applies(f.when, scan, area.id)
+        ),
         checklist=tuple(
             ChecklistItem(id=c.id, text=c.text.text(lang))
             for c in area.checklist

@@ -71,13 +71,16 @@ class Condition(BaseModel):
     title: str | None = None
     body: str | None = None
     added: str | None = None
+    # A regex over the names the description mentions in prose (backticked identifiers,
+    # dotted and file paths, one per line): bot/core/mentions.py `body_names`.
+    mentions: str | None = None
     base: str | None = None
     author: list[str] | None = Field(default=None, min_length=1)
     any_: list[Condition] | None = Field(default=None, alias="any", min_length=1)
     all_: list[Condition] | None = Field(default=None, alias="all", min_length=1)
     not_: Condition | None = Field(default=None, alias="not")
 
-    _regexes = field_validator("title", "body", "added", "base")(_check_regex)
+    _regexes = field_validator("title", "body", "added", "mentions", "base")(_check_regex)
     _globs = field_validator("paths", "exclude")(_check_globs)
 
     @model_validator(mode="after")

@@ -1,0 +1,31 @@
+"""What a digest job hands to whoever keeps a copy of its result (the label view).
+
+The job's own work is the sticky comment; this is a side output, so a listener's
+failure is logged by the caller and never fails the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.core.findings import Digest, Lang
+from bot.github.protocol import PullRequest
+
+
+@dataclass(frozen=True)
+class Converged:
+    """One PR after a digest job: its state on GitHub and, when computed, its digest.
+
+    `digest` is None when the job stopped early (closed, draft, muted): only the PR's
+    state changed. `markdown` is the comment as posted (None when the verdict is quiet
+    and nothing was posted). `in_language` builds the same digest in another language
+    from the same facts and rules, so a reader can switch without another job."""
+
+    pull: PullRequest
+    digest: Digest | None = None
+    markdown: str | None = None
+    in_language: Callable[[Lang], Digest] | None = None
+
+
+ConvergedSink = Callable[[Converged], Awaitable[None]]

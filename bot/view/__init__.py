@@ -1,0 +1,1 @@
+"""The label view: pages, JSON API and Atom feeds over the stored digests."""

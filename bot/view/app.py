@@ -1,0 +1,360 @@
+"""The label view's HTTP routes: pages, the JSON API, Atom feeds and the stylesheet.
+
+Public repositories' digests are public (they restate public PRs); a private
+repository's answer 404 unless the configured view token is presented, exactly like
+an unknown repository, so the view does not reveal which private repositories exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.core.findings import LANGS, VERDICTS, Lang
+from bot.core.label_view import ViewEntry, build_label_view
+from bot.queue.sqlite_writer import StoreUnavailable
+from bot.settings import Settings
+from bot.view.links import view_path
+from bot.view.pages import (
+    render_digest_page,
+    render_feed,
+    render_label_view,
+    render_not_found,
+    template_names,
+)
+from bot.view.store import ApiItem, DigestStore, RepoInfo
+
+TOKEN_COOKIE = "digest_view_token"  # noqa: S105 - a cookie name, not a secret
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+       "form-action 'none'; frame-ancestors 'none'")
+_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_MAX_LABEL = 200
+_MAX_NUMBER = 2**31 - 1
+_FEED_ENTRIES = 100
+_PER_PAGE_DEFAULT, _PER_PAGE_MAX = 50, 100
+# Changes whenever a page's shape changes, so old ETags stop matching after a deploy.
+_SHAPE = hashlib.sha256(",".join(sorted(template_names())).encode()).hexdigest()[:8]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class BadQuery(ValueError):
+    """A query parameter the view cannot use: answered 400 with this message."""
+
+
+class LabelViewRoutes:
+    def __init__(
+        self, store: DigestStore, settings: Settings, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._store = store
+        self._default_lang: Lang = settings.language
+        self._token = (settings.view_token.get_secret_value()
+                       if settings.view_token is not None else None)
+        self._public_url = settings.public_url
+        self._clock = clock
+        self._css = (resources.files("bot.view") / "static" / "view.css").read_bytes()
+        self._css_etag = '"' + hashlib.sha256(self._css).hexdigest()[:16] + '"'
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/static/view.css", self.stylesheet, methods=["GET", "HEAD"]),
+            Route("/view/{owner}/{repo}", self._guard(self.label_view),
+                  methods=["GET", "HEAD"]),
+            Route("/view/{owner}/{repo}/feed.atom", self._guard(self.feed),
+                  methods=["GET", "HEAD"]),
+            # A plain segment, parsed here: an absurdly long number must be a 404, not
+            # an int() failure.
+            Route("/view/{owner}/{repo}/{number}", self._guard(self.digest_page),
+                  methods=["GET", "HEAD"]),
+            Route("/api/digests/{owner}/{repo}", self._guard(self.api, json_errors=True),
+                  methods=["GET", "HEAD"]),
+        ]
+
+    # -- shared checks ----------------------------------------------------------------
+
+    def _guard(self, handler: Handler, *, json_errors: bool = False) -> Handler:
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except BadQuery as exc:
+                return self._error(request, 400, str(exc), json_errors)
+            except _NotFound:
+                return self._error(request, 404, "not found", json_errors)
+            except StoreUnavailable:
+                return self._error(request, 503, "store unavailable", json_errors)
+
+        return guarded
+
+    def _error(self, request: Request, status: int, message: str, as_json: bool) -> Response:
+        if as_json:
+            response: Response = JSONResponse({"error": message}, status_code=status)
+        elif status == 404:
+            response = Response(render_not_found(self._lang(request, strict=False)),
+                                status_code=404, media_type="text/html; charset=utf-8")
+        else:
+            response = Response(message + "\n", status_code=status,
+                                media_type="text/plain; charset=utf-8")
+        _secure(response)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    async def _repo(self, request: Request) -> tuple[str, RepoInfo]:
+        owner, name = request.path_params["owner"], request.path_params["repo"]
+        if not (_NAME.match(owner) and _NAME.match(name)):
+            raise _NotFound
+        info = await self._store.repo_info(f"{owner}/{name}")
+        if info is None or (info.private and not self._authorized(request)):
+            raise _NotFound
+        return info.repo, info
+
+    def _presented(self, request: Request) -> str | None:
+        header = request.headers.get("authorization", "")
+        if header[:7].lower() == "bearer ":
+            return header[7:].strip()
+        return request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
+
+    def _authorized(self, request: Request) -> bool:
+        presented = self._presented(request)
+        if self._token is None or not presented:
+            return False
+        return hmac.compare_digest(presented.encode(), self._token.encode())
+
+    def _lang(self, request: Request, *, strict: bool = True) -> Lang:
+        raw = request.query_params.get("lang")
+        if raw is None or raw == "":
+            return self._default_lang
+        for lang in LANGS:
+            if raw == lang:
+                return lang
+        if strict:
+            raise BadQuery(f"lang must be one of {', '.join(LANGS)}")
+        return self._default_lang
+
+    @staticmethod
+    def _label(request: Request) -> str | None:
+        label = request.query_params.get("label")
+        if label is None or label == "":
+            return None
+        if len(label) > _MAX_LABEL:
+            raise BadQuery(f"label is longer than {_MAX_LABEL} characters")
+        return label
+
+    def _etag(self, request: Request, info: RepoInfo, kind: str) -> str:
+        # What a page is a function of: the repository's stored data (its version), the
+        # query, and the hour (merged PRs age out of "recently merged").
+        query = sorted((k, v) for k, v in request.query_params.multi_items() if k != "token")
+        hour = int(self._clock() // 3600)
+        parts = f"{_SHAPE}|{kind}|{info.repo}|{info.version}|{hour}|{urlencode(query)}"
+        return '"' + hashlib.sha256(parts.encode()).hexdigest()[:24] + '"'
+
+    @staticmethod
+    def _not_modified(request: Request, etag: str) -> bool:
+        given = request.headers.get("if-none-match", "")
+        return any(tag.strip() in (etag, f"W/{etag}", "*") for tag in given.split(","))
+
+    def _respond(
+        self, request: Request, info: RepoInfo, etag: str, render: Callable[[], bytes],
+        media_type: str,
+    ) -> Response:
+        if self._not_modified(request, etag):
+            response = Response(status_code=304)
+        else:
+            response = Response(render(), media_type=media_type)
+        _secure(response)
+        response.headers["ETag"] = etag
+        response.headers["Cache-Control"] = ("private" if info.private else "public") + ", no-cache"
+        response.headers["Vary"] = "Authorization, Cookie"
+        return response
+
+    def _token_out_of_url(self, request: Request) -> Response | None:
+        """A page opened with ?token=: keep the token in a cookie and drop it from the URL,
+        so it never reaches a link, a bookmark or the browser history."""
+        if "token" not in request.query_params:
+            return None
+        kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+        target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            TOKEN_COOKIE, request.query_params["token"], httponly=True, samesite="strict",
+            secure=request.url.scheme == "https", path="/",
+        )
+        _secure(response)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    # -- pages ------------------------------------------------------------------------
+
+    async def label_view(self, request: Request) -> Response:
+        repo, info = await self._repo(request)
+        if (redirect := self._token_out_of_url(request)) is not None:
+            return redirect
+        lang, label = self._lang(request), self._label(request)
+        verdict = request.query_params.get("verdict") or None
+        if verdict is not None and verdict not in VERDICTS:
+            raise BadQuery(f"verdict must be one of {', '.join(VERDICTS)}")
+        etag = self._etag(request, info, "page")
+        if self._not_modified(request, etag):
+            return self._respond(request, info, etag, bytes, "text/html")
+        entries = await self._store.entries(repo, lang)
+
+        def render() -> bytes:
+            view = build_label_view(entries, now=self._clock(),
+                                    recent_seconds=self._store.recent_seconds,
+                                    label=label, verdict=verdict)
+            return render_label_view(repo, view, lang=lang, default_lang=self._default_lang,
+                                     label=label, verdict=verdict).encode("utf-8", "replace")
+
+        return self._respond(request, info, etag, render, "text/html; charset=utf-8")
+
+    async def digest_page(self, request: Request) -> Response:
+        repo, info = await self._repo(request)
+        if (redirect := self._token_out_of_url(request)) is not None:
+            return redirect
+        raw = str(request.path_params["number"])
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or int(raw) > _MAX_NUMBER:
+            raise _NotFound
+        number = int(raw)
+        lang = self._lang(request)
+        etag = self._etag(request, info, f"pr{number}")
+        if self._not_modified(request, etag):
+            return self._respond(request, info, etag, bytes, "text/html")
+        item = await self._store.entry(repo, number, lang)
+        if item is None:
+            raise _NotFound
+        shown: Lang = item.payload.get("lang", lang)
+        available = LANGS if shown == lang else (shown,)
+
+        def render() -> bytes:
+            return render_digest_page(
+                repo, item.entry, str(item.payload.get("markdown", "")), lang=shown,
+                default_lang=self._default_lang, available=available,
+            ).encode("utf-8", "replace")
+
+        return self._respond(request, info, etag, render, "text/html; charset=utf-8")
+
+    async def feed(self, request: Request) -> Response:
+        repo, info = await self._repo(request)
+        lang, label = self._lang(request), self._label(request)
+        etag = self._etag(request, info, "feed")
+        if self._not_modified(request, etag):
+            return self._respond(request, info, etag, bytes, "application/atom+xml")
+        entries = await self._store.entries(repo, lang)
+        listed = [e for e in entries if e.state == "open" and e.verdict != "quiet"
+                  and (label is None or label in e.labels)]
+        listed.sort(key=lambda e: (-e.updated_at, -e.number))
+        listed = listed[:_FEED_ENTRIES]
+        base = self._public_url or str(request.base_url)
+
+        def render() -> bytes:
+            updated = max((e.updated_at for e in listed), default=0.0)
+            return render_feed(repo, listed, lang=lang, label=label, base_url=base,
+                               updated=updated).encode("utf-8", "replace")
+
+        return self._respond(request, info, etag, render, "application/atom+xml; charset=utf-8")
+
+    async def api(self, request: Request) -> Response:
+        repo, info = await self._repo(request)
+        lang, label = self._lang(request), self._label(request)
+        since = _since(request.query_params.get("since"))
+        page = _bounded_int(request.query_params.get("page"), "page", 1, 1, 10**6)
+        per_page = _bounded_int(request.query_params.get("per_page"), "per_page",
+                                _PER_PAGE_DEFAULT, 1, _PER_PAGE_MAX)
+        etag = self._etag(request, info, "api")
+        if self._not_modified(request, etag):
+            return self._respond(request, info, etag, bytes, "application/json")
+        items, more = await self._store.page(repo, lang, label=label, since=since,
+                                             limit=per_page, offset=(page - 1) * per_page)
+        base = self._public_url.rstrip("/") if self._public_url else ""
+
+        def render() -> bytes:
+            # ASCII: stored PR text may hold lone surrogates that UTF-8 cannot encode.
+            return json.dumps([api_item(item, repo, base) for item in items],
+                              ensure_ascii=True, separators=(",", ":")).encode()
+
+        response = self._respond(request, info, etag, render, "application/json")
+        if more:
+            kept = [(k, v) for k, v in request.query_params.multi_items()
+                    if k not in ("page", "token")]
+            nxt = request.url.path + "?" + urlencode([*kept, ("page", str(page + 1))])
+            response.headers["Link"] = f'<{nxt}>; rel="next"'
+        return response
+
+    async def stylesheet(self, request: Request) -> Response:
+        if self._not_modified(request, self._css_etag):
+            response = Response(status_code=304)
+        else:
+            response = Response(self._css, media_type="text/css; charset=utf-8")
+        _secure(response)
+        response.headers["ETag"] = self._css_etag
+        response.headers["Cache-Control"] = "public, max-age=3600"
+        return response
+
+
+class _NotFound(Exception):
+    pass
+
+
+def _secure(response: Response) -> None:
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Frame-Options"] = "DENY"
+
+
+def _since(raw: str | None) -> float | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise BadQuery("since must be an ISO 8601 time, e.g. 2026-01-31T00:00:00Z") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _bounded_int(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 7 and low <= int(raw) <= high):
+        raise BadQuery(f"{name} must be a whole number from {low} to {high}")
+    return int(raw)
+
+
+def _iso(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def api_item(item: ApiItem, repo: str, base_url: str = "") -> dict[str, Any]:
+    """The digest's JSON contract plus the PR's state on GitHub (`labels` stays the
+    contract's: the areas' labels; the PR's own are `pr_labels`)."""
+    entry: ViewEntry = item.entry
+    return {
+        **item.payload,
+        "title": entry.title,
+        "author": entry.author,
+        "url": entry.url,
+        "pr_labels": list(entry.pr_labels),
+        "draft": entry.draft,
+        "state": entry.state,
+        "merged": entry.merged,
+        "updated_at": _iso(entry.updated_at),
+        "closed_at": _iso(entry.closed_at),
+        "view_url": base_url + view_path(repo, entry.number),
+    }
+
+

@@ -1,0 +1,57 @@
+"""Turns a digest job's result into the label view's stored rows (both languages)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.core.digest import digest_json
+from bot.core.findings import LANGS, Digest
+from bot.core.label_view import summarize
+from bot.core.render import render_digest
+from bot.github.protocol import PullRequest
+from bot.handlers.converged import Converged
+from bot.view.links import pull_url
+from bot.view.store import DigestStore, PullState, StoredDigest
+
+
+class DigestRecorder:
+    """The `on_converged` listener of the digest job."""
+
+    def __init__(self, store: DigestStore) -> None:
+        self._store = store
+
+    async def __call__(self, converged: Converged) -> None:
+        pull = converged.pull
+        digests: list[StoredDigest] = []
+        if converged.digest is not None:
+            first = converged.digest
+            digests.append(_stored(first, converged.markdown))
+            if converged.in_language is not None:
+                for lang in LANGS:
+                    if lang != first.lang:
+                        digests.append(_stored(converged.in_language(lang), None))
+        await self._store.record(pull_state(pull), tuple(digests))
+
+
+def _stored(digest: Digest, markdown: str | None) -> StoredDigest:
+    # The comment as posted when there is one; a quiet PR's digest is rendered for the
+    # view alone (nothing was posted for it).
+    payload = digest_json(digest, markdown if markdown is not None else render_digest(digest))
+    return StoredDigest(digest.lang, payload, summarize(payload))
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    return moment.timestamp() if moment is not None else None
+
+
+def pull_state(pull: PullRequest, *, now: datetime | None = None) -> PullState:
+    updated = _epoch(pull.updated_at) or (now or datetime.now().astimezone()).timestamp()
+    closed = _epoch(pull.closed_at)
+    if pull.state != "open" and closed is None:
+        closed = updated
+    return PullState(
+        repo=pull.repo, number=pull.number, title=pull.title, author=pull.author,
+        url=pull.html_url or pull_url(pull.repo, pull.number), labels=pull.labels,
+        draft=pull.draft, state=pull.state, merged=pull.merged, private=pull.private,
+        updated_at=updated, closed_at=closed,
+    )

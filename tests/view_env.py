@@ -1,0 +1,78 @@
+"""A label view over the in-memory fake GitHub: digest jobs store into a real SQLite file,
+the routes answer through httpx's ASGI transport. Shared by the view's tests and bench."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+
+from bot.handlers.context import HandlerContext
+from bot.handlers.digest import sync_pull_request
+from bot.queue.ledger import Ledger
+from bot.settings import Settings
+from bot.view.app import LabelViewRoutes
+from bot.view.recorder import DigestRecorder
+from bot.view.store import DigestStore, create_schema
+from tests.fakes.github_memory import MemoryGitHub
+from tests.fakes.github_state import FakeFile, FakeGitHubState
+from tests.handler_env import COMPILE_FILES, REPO, UNTESTED_BODY, gh_for, make_ctx, make_state
+
+HOSTILE_TITLE = (
+    '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+    " Fix the <b>chat</b> template"
+)
+FRONTEND_FILES = [
+    FakeFile("vllm/entrypoints/openai/serving_chat.py", additions=30, deletions=4,
+             patch="@@ -1,2 +1,3 @@ def create_chat_completion():\n+    x = 1\n"),
+]
+DOCS_FILES = [FakeFile("docs/usage/faq.md", additions=3, deletions=1)]
+
+
+@dataclass
+class ViewEnv:
+    state: FakeGitHubState
+    gh: MemoryGitHub
+    ctx: HandlerContext
+    store: DigestStore
+    client: httpx.AsyncClient
+
+    async def digest(self, number: int) -> None:
+        await sync_pull_request(self.gh, self.ctx, REPO, number)
+
+    async def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return await self.client.get(path, **kwargs)
+
+
+def add_sample_pulls(state: FakeGitHubState) -> None:
+    """A deep read, a hostile-titled frontend change and a quiet docs fix."""
+    state.add_pull(REPO, 1, title="[torch.compile] Fix graph break", body=UNTESTED_BODY,
+                   files=COMPILE_FILES, labels=["torch.compile"], author="alice")
+    state.add_pull(REPO, 2, title=HOSTILE_TITLE, body="Fixes the template.",
+                   files=FRONTEND_FILES, labels=["frontend"], author="mallory")
+    state.add_pull(REPO, 3, title="Typo in the FAQ", body="typo", files=DOCS_FILES,
+                   labels=["documentation"], author="carol")
+
+
+@asynccontextmanager
+async def view_env(
+    tmp_path: Path, *, settings: Settings | None = None, recent_seconds: float = 7 * 86400,
+) -> AsyncIterator[ViewEnv]:
+    db = tmp_path / "view.db"
+    ledger = Ledger(db)
+    create_schema(db)
+    store = DigestStore(ledger.writer, recent_seconds=recent_seconds)
+    state = make_state()
+    ctx = make_ctx(on_converged=DigestRecorder(store))
+    app = Starlette(routes=LabelViewRoutes(store, settings or Settings(language="en")).routes())
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield ViewEnv(state, gh_for(state), ctx, store, client)
+    finally:
+        ledger.close()
