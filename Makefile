@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint bench clean
+.PHONY: serve test lint bench clean constraints
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,3 +28,14 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# The Dockerfile installs exactly these versions. Regenerate after changing the
+# runtime dependencies in pyproject.toml (a clean venv of them, frozen).
+LOCK_VENV := /tmp/pr-digest-lock
+constraints:
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(PYTHON) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' > $(LOCK_VENV)/deps.txt
+	$(LOCK_VENV)/bin/pip install -q -r $(LOCK_VENV)/deps.txt
+	{ echo "# Exact runtime dependency versions for the Docker image: regenerate with 'make constraints'."; \
+	  echo "# tests/test_packaging.py checks every runtime dependency is pinned here."; \
+	  $(LOCK_VENV)/bin/pip freeze; } > constraints.txt

@@ -125,7 +125,9 @@ def assert_safe_comment(markdown: str, head_sha: str) -> None:
     assert not re.search(r"(?i)<\s*(img|script|a|iframe|svg)", markdown)
     tags = {tag for tag in _TAG.findall(rest)}
     assert tags <= OWN_TAGS, tags - OWN_TAGS
-    assert rest.count("<details") <= 1
+    # Ours: the collapsed area checklist and the explain trace, each closed.
+    assert rest.count("<details") <= 2
+    assert rest.count("<details") == rest.count("</details>")
     assert len(markdown) <= DEFAULT_BUDGET
     bad = [hex(ord(c)) for c in markdown
            if (unicodedata.category(c) in ("Cc", "Cs") and c != "\n") or ord(c) in _BIDI]

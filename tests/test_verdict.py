@@ -53,14 +53,22 @@ TABLE: list[tuple[str, PullRequestFacts, tuple[AreaMatch, ...], tuple[Risk, ...]
     ("+10/-0 is still tiny", pr(10, 0), (FRONTEND,), (), "skim"),
     ("+11/-0 frontend", pr(11, 0), (FRONTEND,), (), "read"),
     ("+5/-1 compile", pr(5, 1), (COMPILE,), (), "read"),
-    ("+5/-1 compile, high risk", pr(5, 1), (COMPILE,), (risk("high"),), "deep-read"),
+    # A change of <= 20 lines is never a deep read, whatever it touches or risks...
+    ("+5/-1 compile, high risk", pr(5, 1), (COMPILE,), (risk("high"),), "read"),
+    ("+20/-0 critical, high risk", pr(20, 0), (ATTENTION,), (risk("high"),), "read"),
+    ("+21/-0 compile, high risk", pr(21, 0), (COMPILE,), (risk("high"),), "deep-read"),
+    ("unknown size, compile, high risk", pr(0, 0, 2), (COMPILE,), (risk("high"),), "deep-read"),
+    ("unknown size, compile", pr(0, 0, 2), (COMPILE,), (), "read"),
     ("+412/-37 compile", pr(412, 37, 9), (COMPILE,), (), "deep-read"),
     ("+60/-20 critical attention", pr(60, 20), (ATTENTION,), (), "deep-read"),
     ("frontend, mid size", pr(200, 50, 3), (FRONTEND,), (risk("medium"),), "read"),
     ("frontend, big, high risk", pr(500, 80, 6), (FRONTEND,), (risk("high"),), "deep-read"),
     ("frontend, small, high risk", pr(50, 8), (FRONTEND,), (risk("high"),), "read"),
     ("unknown size in frontend", pr(0, 0, 2), (FRONTEND,), (), "read"),
-    ("docs plus compile", pr(120, 4, 3), (DOCS, COMPILE), (), "deep-read"),
+    ("docs plus compile, mid size", pr(120, 4, 3), (DOCS, COMPILE), (), "read"),
+    ("docs plus compile, large", pr(150, 4, 3), (DOCS, COMPILE), (), "deep-read"),
+    ("+150 test-only lines in compile", pr(150, 0, name="tests/compile/test_a.py"), (COMPILE,),
+     (), "read"),
 ]
 
 
@@ -78,6 +86,35 @@ def test_verdict_table(
     call = judge_verdict(facts, areas, risks, "en")
     assert call.verdict == expected
     assert call.reading_minutes >= 1
+
+
+def test_an_admitted_gap_makes_even_a_small_change_a_deep_read() -> None:
+    # "...unless the author admits a gap": "Not yet run — needs a GPU run before merge".
+    call = judge_verdict(pr(5, 1), (COMPILE,), (risk("high"),), "en", admitted=True)
+    assert call.verdict == "deep-read"
+    assert judge_verdict(pr(5, 1), (FRONTEND,), (), "en", admitted=True).verdict == "skim"
+
+
+def _claiming(base: AreaMatch, *files: str) -> AreaMatch:
+    return base.model_copy(update={"files": files})
+
+
+def test_the_lead_area_holds_most_changed_code_lines() -> None:
+    # A frontend error migration touching chat_utils.py once: frontend leads, not the
+    # higher-criticality multimodal area that claimed one small file.
+    files = (
+        ChangedFile(filename="vllm/entrypoints/openai/serving_chat.py", additions=80, deletions=60),
+        ChangedFile(filename="vllm/entrypoints/openai/protocol.py", additions=30, deletions=10),
+        ChangedFile(filename="vllm/entrypoints/chat_utils.py", additions=3, deletions=3),
+        ChangedFile(filename="tests/entrypoints/test_chat.py", additions=300, deletions=0),
+    )
+    facts = PullRequestFacts(files=files, changed_files=4)
+    frontend = _claiming(FRONTEND, *(f.filename for f in files[:3]))
+    multimodal = _claiming(area("multimodal", "high"), "vllm/entrypoints/chat_utils.py")
+    tests_heavy = _claiming(COMPILE, "tests/entrypoints/test_chat.py")
+    call = judge_verdict(facts, (tests_heavy, multimodal, frontend), (), "en")
+    assert call.reason.startswith("Medium-criticality frontend (+2 more) change")
+    assert call.verdict == "read"
 
 
 def test_reason_names_criticality_area_size_and_risks() -> None:

@@ -292,3 +292,56 @@ async def test_a_repository_without_digests_says_what_to_do(tmp_path: Path) -> N
     assert page.status_code == 200
     assert "No digest is stored for vllm-project/vllm yet." in page.text
     assert "Install the App" in page.text
+
+
+async def test_the_api_keeps_any_text_as_valid_json(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).title = "修复 \ud800 lone surrogate \u2028 and \"quotes\""
+        await env.digest(1)
+        english = await env.get(API)
+        chinese = await env.get(API, params={"lang": "zh"})
+    assert english.headers["content-type"] == "application/json"
+    [item] = english.json()
+    assert item["title"].startswith("修复 \ufffd")
+    assert item["title"].endswith(' lone surrogate \u2028 and "quotes"')
+    assert item["lang"] == "en"
+    assert chinese.json()[0]["lang"] == "zh"
+    assert "需要精读" in chinese.json()[0]["markdown"]
+
+
+async def test_a_changed_pr_is_shown_changed_under_every_label(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).labels.append("v1")
+        for number in (1, 2):
+            await env.digest(number)
+        before = await env.get(PAGE)
+        env.state.pull(REPO, 1).title = "[torch.compile] Renamed title"
+        await env.digest(1)
+        after = await env.get(PAGE)
+        zh = await env.get(PAGE, params={"lang": "zh"})
+    assert before.text.count("Fix graph break") == 2  # listed under two labels
+    assert "Fix graph break" not in after.text
+    assert after.text.count("Renamed title") == 2
+    assert zh.text.count("Renamed title") == 2
+    assert entry_numbers(after.text).count(2) == 1
+
+
+async def test_dry_run_stores_the_digest_it_did_not_post(tmp_path: Path) -> None:
+    from bot.github.dry_run import DryRunGitHub, RecordedWrite
+    from bot.handlers.digest import sync_pull_request
+
+    recorded: list[RecordedWrite] = []
+
+    async def keep(write: RecordedWrite) -> None:
+        recorded.append(write)
+
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        dry = DryRunGitHub(env.gh, keep, "pr-digest[bot]")
+        await sync_pull_request(dry, env.ctx, REPO, 1)
+        page = await env.get(PAGE)
+    assert env.state.comments_on(REPO, 1) == []  # nothing posted
+    assert [w.action for w in recorded if w.action == "create_comment"] == ["create_comment"]
+    assert entry_numbers(page.text) == [1]

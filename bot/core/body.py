@@ -18,19 +18,26 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.core.body_vocabulary import (
     BENCH_OUTPUT,
     BOX_UNCHECKED,
+    CI_LINK,
     COMMAND_STARTS,
     EVAL_WORD,
     HW_NAME,
     LM_EVAL_HEADER,
+    NEGATION,
     OUTCOME,
+    PARITY,
     PERF_CLAIM,
     PERF_NUMBER,
     PERF_TABLE_ROW,
     PLACEHOLDER,
+    RUN_VERB,
     SCORE,
     SECTION_KINDS,
     STRONG_NOT_RUN,
     TEMPLATE_CHECKLIST,
+    TEMPLATE_FOOTER,
+    TEMPLATE_PREAMBLE,
+    VERIFIED_BOX,
     WEAK_NOT_RUN,
 )
 
@@ -38,7 +45,7 @@ from bot.core.body_vocabulary import (
 def looks_like_command(line: str) -> bool:
     """A shell command mentions gsm8k and numbers too, but it is a plan, not a result."""
     stripped = line.strip().lstrip("`")
-    return stripped.startswith(COMMAND_STARTS) or " --" in stripped
+    return stripped.startswith(COMMAND_STARTS) or " --" in stripped or stripped.endswith("\\")
 
 
 # Headings are short; a longer line is prose or a pasted log, never a section title.
@@ -62,6 +69,9 @@ _BOX_LINE = re.compile(r"^[ \t]{0,8}[-*+][ \t]{1,4}\[ \][^\n]{0,150}", re.MULTIL
 # Every result line has a digit or is the lm_eval table header.
 # One match per line (the tail swallows the rest of it), so a scan costs O(lines).
 _EVIDENCE_HINT = re.compile(r"(?:\d|\|[ \t]{0,3}tasks)[^\n]*")
+_FENCE_LINE = re.compile(r"^[ ]{0,8}(?:```|~~~)[^\n]*", re.MULTILINE)
+_MAX_FENCES = 400
+_MAX_FENCE_LINES = 60
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/.")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -80,6 +90,37 @@ class PullRequestBody(BaseModel):
     eval_evidence: tuple[str, ...] = ()  # result lines: lm_eval tables, bench output
     perf_claims: tuple[str, ...] = ()  # "2x faster", "reduces latency", ...
     perf_numbers: tuple[str, ...] = ()  # "12.3 ms", "1450 tok/s", "+8%", ...
+    # Evidence in other shapes than a result table, verbatim (one line each):
+    verified: tuple[str, ...] = ()  # ticked "- [x] Verified ... on ..." checklist lines
+    tested_on: tuple[str, ...] = ()  # a run reported with the device: "tested on MI300X"
+    parity: tuple[str, ...] = ()  # compared with a reference: "encoder parity", "matches HF"
+    ci_links: tuple[str, ...] = ()  # links to CI builds (Buildkite, hardware pipelines)
+    command_output: tuple[str, ...] = ()  # fenced output pasted after a command
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        """Everything that shows the change was run: results, runs, parity, CI builds."""
+        result = self.sections.get("test_result", "")
+        outcome = () if self.test_result_empty else (result.strip().split("\n", 1)[0][:160],)
+        return (
+            *self.eval_evidence,
+            *self.verified,
+            *self.tested_on,
+            *self.parity,
+            *self.ci_links,
+            *self.command_output,
+            *outcome,
+        )
+
+    @property
+    def accuracy_evidence(self) -> tuple[str, ...]:
+        """Evidence that the outputs were checked: eval/benchmark results, parity."""
+        return (*self.eval_evidence, *self.parity)
+
+    @property
+    def run_evidence(self) -> tuple[str, ...]:
+        """Evidence unless the author also admits a gap (an admission wins)."""
+        return () if self.not_run else self.evidence
 
 
 @dataclass
@@ -138,6 +179,23 @@ def parse_body(body: str | None) -> PullRequestBody:
         eval_evidence=_find_eval_evidence(blocks),
         perf_claims=perf_claims,
         perf_numbers=perf_numbers,
+        verified=_scan_lines(VERIFIED_BOX, text, lowered),
+        tested_on=_dedupe(
+            line.strip()[:_MAX_ITEM_CHARS]
+            for line in _lines_matching(HW_NAME, text, lowered, _MAX_ITEMS * 4)
+            if RUN_VERB.search(line[:_MAX_SCAN_CHARS].lower())
+            and not looks_like_command(line)
+            and not STRONG_NOT_RUN.search(line[:_MAX_SCAN_CHARS].lower())
+        ),
+        parity=_dedupe(
+            line.strip()[:_MAX_ITEM_CHARS]
+            for line in _lines_matching(PARITY, text, lowered, _MAX_ITEMS * 4)
+            if not NEGATION.search(line[:_MAX_SCAN_CHARS].lower())
+        ),
+        ci_links=_dedupe(
+            m.group(0) for _, m in zip(range(_MAX_ITEMS), CI_LINK.finditer(lowered), strict=False)
+        ),
+        command_output=_find_command_output(text, lowered),
     )
 
 
@@ -159,8 +217,22 @@ def strip_html_comments(text: str) -> str:
 
 
 def strip_template(text: str) -> str:
-    """Drop the template's `<details>` checklist (and the `---` rule above it)."""
+    """Drop the template's boilerplate: its first-line instruction, the `<details>`
+    checklist (and the `---` rule above it), and the footer line with everything after
+    it (GitHub Actions deletes that part; it is never the author's words)."""
     lower = text.lower()
+    footer = lower.find(TEMPLATE_FOOTER)
+    if footer >= 0:
+        cut = text.rfind("\n", 0, footer) + 1
+        text = text[:cut].rstrip()
+        text = text[:-3].rstrip() if text.endswith("---") else text
+        lower = text.lower()
+    preamble = lower.find(TEMPLATE_PREAMBLE)
+    if preamble >= 0:
+        start = text.rfind("\n", 0, preamble) + 1
+        end = text.find("\n", preamble)
+        text = text[:start] + ("" if end < 0 else text[end + 1 :])
+        lower = text.lower()
     out: list[str] = []
     pos = 0
     while True:
@@ -373,6 +445,40 @@ def _find_eval_evidence(blocks: list[_Block]) -> tuple[str, ...]:
                 found.append(line.strip()[:_MAX_ITEM_CHARS])
                 if len(found) >= _MAX_ITEMS:
                     return _dedupe(found)
+    return _dedupe(found)
+
+
+def _scan_lines(pattern: re.Pattern[str], text: str, lowered: str) -> tuple[str, ...]:
+    """The lines holding a match, verbatim and trimmed."""
+    lines = _lines_matching(pattern, text, lowered, _MAX_ITEMS * 4)
+    return _dedupe(line.strip()[:_MAX_ITEM_CHARS] for line in lines)
+
+
+def _find_command_output(text: str, lowered: str) -> tuple[str, ...]:
+    """The last output line of each fenced block that follows a command: the command on
+    the fence's first line or on the line just above it, output on lines after it."""
+    found: list[str] = []
+    fences = [
+        m.start() for _, m in zip(range(_MAX_FENCES), _FENCE_LINE.finditer(lowered), strict=False)
+    ]
+    for opening, closing in zip(fences[::2], fences[1::2], strict=False):
+        before_end = max(0, opening - 1)
+        before = text[text.rfind("\n", 0, before_end) + 1 : before_end].strip()
+        inner_start = text.find("\n", opening) + 1
+        lines = text[inner_start:closing].split("\n", _MAX_FENCE_LINES)[:_MAX_FENCE_LINES]
+        commanded = bool(before) and looks_like_command(before.strip("`: "))
+        output = ""
+        for line in lines:
+            if not line.strip():
+                continue
+            if looks_like_command(line):
+                commanded = True
+            elif commanded:
+                output = line
+        if commanded and output:
+            found.append(output.strip()[:_MAX_ITEM_CHARS])
+            if len(found) >= _MAX_ITEMS:
+                break
     return _dedupe(found)
 
 

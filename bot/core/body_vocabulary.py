@@ -88,9 +88,13 @@ _HW = (
     r"(?:gpus?|cuda|rocm|cdna\d?|amd|nvidia|tpus?|xpus?|hpus?|gaudi\d?|h100|h200|h20|b200"
     r"|b300|gb200|a100|l40s?|mi3\d\dx?|gfx9\d\d|multi-gpu|hardware)"
 )
+# The devices vLLM contributors name when they report a run (GPUs, TPUs, CPUs, images).
 HW_NAME = re.compile(
-    r"\b(?:h100|h200|h20|b200|b300|gb200|a100|a10g?|l40s?|l4|rtx\s?\d{4}|mi3\d\dx?|mi2\d\dx?"
-    r"|cdna\d?|gfx9\d\d|tpu\s?v?\d{0,2}e?|gaudi\d?|xeon|epyc|arc\s?b\d{3}|pvc)\b"
+    r"\b(?:h100|h200|h20|h800|b200|b300|gb200|gb300|a100|a800|a10g?|l40s?|l4|t4|v100"
+    r"|rtx\s?(?:pro\s?)?\d{4}|mi\d{2,3}x?|cdna\d?|gfx\d{3,4}|rdna\d?"
+    r"|tpu\s?v?\d{0,2}[ep]?|trillium|gaudi\s?\d?|hpu|xeon|epyc|graviton\d?|apple\s+m\d"
+    r"|arc\s?[ab]?\d{0,3}|bmg|battlemage|max\s?1[15]\d0|pvc|ponte\s+vecchio"
+    r"|vllm-openai(?:-cpu|-rocm|-xpu|-tpu)?(?::[\w.-]{1,40})?|rocm/vllm(?:-dev)?)(?![\w-])"
 )
 # The patterns below scan whole bodies. They are written in lower case and run on a
 # lower-cased copy without IGNORECASE or a leading \b/lookbehind, which lets the regex
@@ -102,6 +106,12 @@ STRONG_NOT_RUN = re.compile(
     r"|(?:have|has)(?:n't|n’t|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:run|tested|verified|evaluated)"
     r"|(?:did|could)(?:n't|n’t|\s+not)\s+(?:yet\s+)?(?:run|test|verify|evaluate|benchmark)"
     r"|unable\s+to\s+(?:run|test|verify)|untested|unverified|tbd|tbc"
+    r"|not\s+(?:been\s+)?(?:run|tested|verified|evaluated|benchmarked)\s+yet"
+    r"|(?:yet\s+to\s+be|still\s+need\s+to\s+be)\s+(?:run|tested|verified|evaluated)"
+    r"|will\s+(?:add|post|run|share|attach|update)\s+(?:the\s+)?(?:unit\s+|e2e\s+|more\s+)?"
+    r"(?:tests?|results?|evals?|evaluations?|benchmarks?|numbers)\s+(?:later|soon|afterwards"
+    r"|in\s+a\s+follow-?up|once|when|after)"
+    r"|(?:have|has)(?:n't|n’t|\s+not)\s+had\s+(?:a\s+)?(?:chance|time)\s+to\s+(?:run|test|verify)"
     r"|to\s+be\s+confirmed(?:\s+by\s+ci)?|to\s+be\s+(?:run|tested|verified|evaluated)"
     r"|(?:runtime\s+|hardware\s+)?(?:verification|validation)\s+(?:needs|requires)\s+"
     r"(?:a\s+|an\s+)?[\w-]{1,12}(?:\s+(?:box|machine|gpu|run|node|hardware))?"
@@ -163,6 +173,38 @@ EVAL_WORD = re.compile(
 )
 SCORE = re.compile(r"(?<![\w.])\d{1,3}\.\d{1,4}(?![\d.])|(?<![\w.])\d{1,3}(?:\.\d{1,2})?\s?%")
 COMMAND_STARTS = ("lm_eval", "vllm ", "python", "pytest", "$ ", "export ", "bash ", "torchrun")
+# Evidence written in other shapes than a result table (all lower case, one line each).
+# A ticked checklist line that reports a check ("- [x] Verified Voxtral on <image>").
+VERIFIED_BOX = re.compile(
+    r"^[ \t]{0,8}[-*+][ \t]{1,4}\[[xX]\][ \t]{0,4}[^\n]{0,40}?"
+    r"\b(?:verified|tested|validated|ran|run|checked|confirmed|passe[sd]|reproduced|benchmarked"
+    r"|evaluated|compared)\b[^\n]{0,200}",
+    re.MULTILINE,
+)
+# With a device name on the same line, a run report: "tested on H100", "verified on
+# `vllm-openai-cpu:v0.28.0`", "ran it on 8xMI300X".
+RUN_VERB = re.compile(
+    r"(?:tested|verified|validated|ran|running|benchmarked|evaluated|measured|reproduced"
+    r"|profiled|checked)\b"
+)
+# Output compared with a reference: "24-layer encoder parity", "matches HF", "max abs diff".
+PARITY = re.compile(
+    r"(?:parity|bit-?exact|bitwise\s+identical|identical\s+(?:outputs?|results?|logits|tokens)"
+    r"|outputs?\s+(?:are\s+|is\s+)?identical"
+    r"|match(?:es|ed|ing)?\s+(?:the\s+)?(?:hf|huggingface|transformers|reference|baseline"
+    r"|original|upstream)(?:'s)?\s+(?:outputs?|logits|results?|generations?|tokens)"
+    r"|max(?:imum)?\s+abs(?:olute)?\s+(?:diff|error)|allclose)\b"
+)
+# A line that denies what it mentions: "does not claim full HF parity".
+NEGATION = re.compile(r"\b(?:not|no|without|never|cannot)\b|n't|n’t")
+# A link to a CI run: Buildkite builds (vLLM's CI, the AMD and other hardware pipelines).
+CI_LINK = re.compile(r"buildkite\.com/[\w-]{1,40}/[\w-]{1,60}/builds/\d{1,9}")
 
 # The PR template's <details> checklist: boilerplate, never the author's words.
 TEMPLATE_CHECKLIST = "essential elements of an effective pr description checklist"
+# The template's footer: GitHub Actions removes it and everything below it, so nothing
+# there is the author's (vLLM: "**BEFORE SUBMITTING, PLEASE READ <docs> (anything
+# written below this line will be removed by GitHub Actions)**").
+TEMPLATE_FOOTER = "before submitting, please read"
+# The template's first line, an instruction to the author.
+TEMPLATE_PREAMBLE = "please fill in the pr description here"

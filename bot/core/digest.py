@@ -22,7 +22,7 @@ from bot.core.specifics import Link
 from bot.core.structure import read_structure
 from bot.core.symbols import extract_symbols, removed_files
 from bot.core.value_tables import find_value_changes
-from bot.core.verdict import judge_verdict
+from bot.core.verdict import judge_verdict, rank_areas
 
 MAX_START_FILES = 3
 # Where a reader would not start: tests, docs, CI and packaging.
@@ -48,9 +48,11 @@ def build_digest(
     symbols = extract_symbols(facts.files)
     mentions = find_mentions(facts.body, facts.files, symbols)
     matched = match_areas(facts, rules, lang)
-    risks = assess_risks(facts, body, matched.areas, rules.risks, lang)
-    call = judge_verdict(facts, matched.areas, risks, lang)
-    area_labels = _ordered_union(label for area in matched.areas for label in area.labels)
+    # Reading order: the lead area (most changed code lines) first.
+    areas = rank_areas(facts, matched.areas)
+    risks = assess_risks(facts, body, areas, rules.risks, lang)
+    call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run))
+    area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*facts.labels, *area_labels))
     return Digest(
         repo=facts.repo,
@@ -61,7 +63,7 @@ def build_digest(
         verdict=call.verdict,
         reading_minutes=call.reading_minutes,
         verdict_reason=call.reason,
-        areas=matched.areas,
+        areas=areas,
         risks=risks,
         symbols=symbols,
         removed_files=removed_files(facts.files),
@@ -71,7 +73,7 @@ def build_digest(
         links=_titled(linked_work(facts), link_titles or {}),
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),
-        ci_areas=_ordered_union(ci for area in matched.areas for ci in area.ci_areas),
+        ci_areas=_ordered_union(ci for area in areas for ci in area.ci_areas),
         reviewers=_without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
         labels=area_labels,
         routing=routing,

@@ -248,6 +248,11 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.more_files.one": {"en": "and 1 more file", "zh": "另有 1 个文件"},
     "render.colon": {"en": ": ", "zh": "："},
     "render.risks": {"en": "Risk checklist", "zh": "风险清单"},
+    "render.area_checklist": {
+        "en": "Area checklist ({count:,} items)",
+        "zh": "领域检查清单({count:,} 项)",
+    },
+    "render.area_checklist.one": {"en": "Area checklist (1 item)", "zh": "领域检查清单(1 项)"},
     "render.severity.high": {"en": "🔴", "zh": "🔴"},
     "render.severity.medium": {"en": "🟠", "zh": "🟠"},
     "render.severity.low": {"en": "🟡", "zh": "🟡"},

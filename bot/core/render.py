@@ -24,6 +24,7 @@ from bot.core.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
 from bot.core.render_repo_context import repo_context_lines
 from bot.core.render_sections import (
     Detail,
+    area_checklist_lines,
     ci_lines,
     item_id,
     note_lines,
@@ -65,7 +66,8 @@ _LADDER: tuple[Detail, ...] = (
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
 _DROP_ORDER = (
-    "trace", "links", "context", "routing", "start", "footer", "notes", "check", "who",
+    "trace", "links", "context", "checklist", "routing", "start", "footer", "notes", "check",
+    "who",
 )  # fmt: skip
 
 
@@ -171,6 +173,7 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
         ("who", titled("who", lang, who_lines(digest))),
         ("check", titled("check", lang, chain(check_lines(digest), ci_lines(digest)))),
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
+        ("checklist", area_checklist_lines(digest, ticked, d)),
         ("start", titled("start", lang, start_lines(digest, d))),
         ("context", titled("context", lang, repo_context_lines(digest))),
         ("links", titled("links", lang, link_lines(digest))),

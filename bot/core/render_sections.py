@@ -124,9 +124,25 @@ def _evidence_code(snippet: str) -> str:
     return escape_code(snippet, 120, keep="tail" if looks_like_path else "head")
 
 
-def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
+# The visible checklist holds at most this many open risks: reviewer time is the cost
+# of every line. Low risks, the rest and the rules' generic per-area items go into one
+# collapsed "Area checklist".
+MAX_VISIBLE_RISKS = 5
+
+
+@dataclass(frozen=True)
+class _Item:
+    ident: str
+    text: str
+    tail: str
+
+
+def _checklist_items(digest: Digest, d: Detail) -> tuple[list[_Item], list[_Item]]:
+    """(visible risk items, collapsed items); each id once, risks first."""
     lang = digest.lang
     seen: set[str] = set()
+    visible: list[_Item] = []
+    collapsed: list[_Item] = []
     for risk in digest.risks:
         ident = item_id(risk.id)
         if ident in seen:
@@ -134,7 +150,11 @@ def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[st
         seen.add(ident)
         text = f"{t(lang, f'render.severity.{risk.severity}')} {sanitize_trusted(risk.text, 300)}"
         evidence = _limited(risk.evidence, _evidence_code, d.evidence_max, d, lang)
-        yield _item_line(ident, ticked, text, evidence)
+        item = _Item(ident, text, evidence)
+        if risk.severity != "low" and len(visible) < MAX_VISIBLE_RISKS:
+            visible.append(item)
+        else:
+            collapsed.append(item)
     for area in digest.areas:
         title = sanitize_trusted(area.title, 120)
         for check in area.checklist:
@@ -142,7 +162,26 @@ def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[st
             if ident in seen:
                 continue
             seen.add(ident)
-            yield _item_line(ident, ticked, sanitize_trusted(check.text, 300), title)
+            collapsed.append(_Item(ident, sanitize_trusted(check.text, 300), title))
+    return visible, collapsed
+
+
+def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
+    visible, _ = _checklist_items(digest, d)
+    yield from (_item_line(i.ident, ticked, i.text, i.tail) for i in visible)
+
+
+def area_checklist_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
+    """The collapsed checklist: same item lines as the visible one, so ticks survive."""
+    _, collapsed = _checklist_items(digest, d)
+    if not collapsed:
+        return
+    summary = sanitize_trusted(_count(digest.lang, "render.area_checklist", len(collapsed)))
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    yield from (_item_line(i.ident, ticked, i.text, i.tail) for i in collapsed)
+    yield ""
+    yield "</details>"
 
 
 def _symbol_line(

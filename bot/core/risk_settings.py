@@ -28,8 +28,10 @@ class HardwarePlatform(BaseModel):
     title_pattern: str = ""  # regex on the title (case-insensitive); "" = none
     # Regexes (case-insensitive) naming the hardware in a body: "MI300X", "gfx950".
     hardware_names: list[str] = Field(default_factory=list)
+    # Regex (case-insensitive) on a CI build link that ran on this platform ("" = none).
+    ci_link_pattern: str = ""
 
-    @field_validator("title_pattern")
+    @field_validator("title_pattern", "ci_link_pattern")
     @classmethod
     def _title_regex(cls, value: str) -> str:
         return _check_regex(value)
@@ -54,11 +56,14 @@ def _vllm_hardware() -> dict[str, HardwarePlatform]:
             ],
             title_pattern=r"\[(?:rocm|amd)\]",
             hardware_names=[
-                r"\bmi\d{3}[a-z]?\b",
+                r"\bmi\d{2,3}[a-z]?\b",
                 r"\bcdna\s?\d?\b",
                 r"\bgfx9\d\d\b",
                 r"\binstinct\b",
+                r"\brocm/vllm",
+                r"\bvllm-openai-rocm\b",
             ],
+            ci_link_pattern=r"/(?:amd|rocm)[\w-]*/builds/",
         ),
         "CPU": HardwarePlatform(
             paths=[
@@ -80,23 +85,31 @@ def _vllm_hardware() -> dict[str, HardwarePlatform]:
                 r"\bppc64le\b",
                 r"\bs390x\b",
                 r"\bneoverse\b",
+                r"\bvllm-openai-cpu\b",
+                r"\bvllm-cpu\b",
             ],
+            ci_link_pattern=r"/(?:[\w-]*cpu|intel|arm|aarch64)[\w-]*/builds/",
         ),
         "XPU": HardwarePlatform(
             paths=["vllm/platforms/xpu.py", "csrc/xpu/**", "vllm/v1/worker/xpu*"],
             title_pattern=r"\[(?:xpu|intel[ _-]?gpu)\]",
             hardware_names=[
-                r"\barc\s?[ab]\d{3}\b",
+                r"\barc\b",
                 r"\bpvc\b",
                 r"\bponte vecchio\b",
+                r"\bdata center gpu max\b",
                 r"\bmax\s?1[15]\d{2}\b",
-                r"\bb60\b",
+                r"\bbmg\b",
+                r"\bbattlemage\b",
+                r"\bb[56]0\b",
             ],
+            ci_link_pattern=r"/(?:[\w-]*xpu|intel)[\w-]*/builds/",
         ),
         "TPU": HardwarePlatform(
             paths=["vllm/platforms/tpu.py", "vllm/v1/worker/tpu*", "vllm/distributed/**/tpu*"],
             title_pattern=r"\[tpu\]",
             hardware_names=[r"\btpu\s?v?\d{1,2}[a-z]?\b", r"\btrillium\b"],
+            ci_link_pattern=r"/[\w-]*tpu[\w-]*/builds/",
         ),
     }
 
@@ -143,6 +156,42 @@ class RiskSettings(BaseModel):
             "vllm/vllm_flash_attn/**",
         ]
     )
+    # Model forward paths: a compute change here changes outputs (layers, models,
+    # attention, sampling, fusion passes). Together with numerics_paths these are the
+    # files a GPU-evaluation risk can stand on; a numerics area's other files
+    # (processors, configs, platform glue) make it a medium at most.
+    forward_paths: list[str] = Field(
+        default_factory=lambda: [
+            "vllm/model_executor/layers/**",
+            "vllm/model_executor/models/**",
+            "vllm/attention/**",
+            "vllm/v1/attention/**",
+            "vllm/v1/sample/**",
+            "vllm/v1/spec_decode/**",
+            "vllm/compilation/passes/**",
+            "vllm/compilation/*fusion*.py",
+            "vllm/lora/layers/**",
+            "vllm/lora/ops/**",
+        ]
+    )
+    # Regexes on one added line (without "+" and indentation) that are plumbing, not
+    # compute: comments, imports, logging, errors and their messages, string entries
+    # (allow-lists, registries), closing brackets. A patch made only of these (and
+    # deletions) is not what changes a model's numbers.
+    plumbing_line_patterns: list[str] = Field(
+        default_factory=lambda: [
+            r"^$",
+            r"""^(?:#|//|/\*|\*|["']{3})""",
+            r"^(?:import|from)\s",
+            r"^(?:logger|logging|log|warnings|_logger)\.\w+\(",
+            r"^print\(",
+            r"^(?:raise|assert|except|try:|finally:|pass$)",
+            r"^(?:TORCH_CHECK|STD_TORCH_CHECK|TORCH_WARN|AT_ERROR|AT_ASSERT)\w*\(",
+            r"""^(?:[rbfu]{0,2}["'])""",
+            r"^[\)\]\}]+[,;:]?$",
+            r"^class\s+\w*(?:Error|Exception|Warning)\b",
+        ]
+    )
     # Regexes (case-insensitive) in the title or body that mean "this goes to a release".
     backport_patterns: list[str] = Field(
         default_factory=lambda: [
@@ -170,7 +219,7 @@ class RiskSettings(BaseModel):
     def _one_regex(cls, value: str) -> str:
         return _check_regex(value)
 
-    @field_validator("backport_patterns")
+    @field_validator("backport_patterns", "plumbing_line_patterns")
     @classmethod
     def _regexes(cls, value: list[str]) -> list[str]:
         return [_check_regex(v) for v in value]

@@ -20,6 +20,8 @@ from bot.core.i18n import t
 from bot.core.risk_settings import RiskSettings
 
 SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
+# An added registry entry: `+    "FooForCausalLM": ("foo", "FooForCausalLM"),`.
+_REGISTRY_ENTRY = re.compile(r"^\+[ \t]{0,16}[\"']\w{1,100}[\"']:[ \t]{0,4}\(", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class CompiledPlatform:
     paths: GitIgnoreSpec
     title: re.Pattern[str] | None
     hardware_names: re.Pattern[str] | None
+    ci_link: re.Pattern[str] | None
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class CompiledRiskSettings:
     sources: GitIgnoreSpec
     docs_ci: GitIgnoreSpec
     numerics: GitIgnoreSpec
+    forward: GitIgnoreSpec
+    plumbing: re.Pattern[str] | None
     model_registry: GitIgnoreSpec
     model_files: GitIgnoreSpec
     release_branch: re.Pattern[str]
@@ -64,6 +69,8 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
         sources=GitIgnoreSpec.from_lines(settings.source_paths),
         docs_ci=GitIgnoreSpec.from_lines(settings.docs_ci_paths),
         numerics=GitIgnoreSpec.from_lines(settings.numerics_paths),
+        forward=GitIgnoreSpec.from_lines(settings.forward_paths),
+        plumbing=_any_of(settings.plumbing_line_patterns, flags=0),
         model_registry=GitIgnoreSpec.from_lines(settings.model_registry_paths),
         model_files=GitIgnoreSpec.from_lines(settings.model_file_paths),
         release_branch=re.compile(settings.release_branch_pattern),
@@ -77,6 +84,9 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
                 if platform.title_pattern
                 else None,
                 hardware_names=_any_of(platform.hardware_names),
+                ci_link=re.compile(platform.ci_link_pattern, re.IGNORECASE)
+                if platform.ci_link_pattern
+                else None,
             )
             for name, platform in settings.hardware.items()
         ),
@@ -87,10 +97,16 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
     return compiled
 
 
-def _any_of(patterns: Sequence[str]) -> re.Pattern[str] | None:
+def _any_of(patterns: Sequence[str], flags: int = re.IGNORECASE) -> re.Pattern[str] | None:
     if not patterns:
         return None
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+
+
+# How strongly a changed file stands behind a numerics risk.
+_STRONG, _MEDIUM, _NONE = 2, 1, 0
+# Lines of one patch looked at: enough to find a compute line, bounded on huge patches.
+_MAX_PATCH_LINES = 4000
 
 
 @dataclass(frozen=True)
@@ -107,6 +123,22 @@ class _Context:
 
     def is_test(self, path: str) -> bool:
         return self.rules.tests.match_file(path)
+
+    def is_numerics_code(self, path: str) -> bool:
+        return self.rules.numerics.match_file(path) or self.rules.forward.match_file(path)
+
+    def has_compute(self, changed: ChangedFile) -> bool | None:
+        """Whether the patch adds a line that is not plumbing; None when it is unknown."""
+        if not changed.patch:
+            return None
+        plumbing = self.rules.plumbing
+        for line in changed.patch.split("\n", _MAX_PATCH_LINES)[:_MAX_PATCH_LINES]:
+            if not line.startswith("+") or line.startswith("+++"):
+                continue
+            code = line[1:].strip()[:400]
+            if plumbing is None or not plumbing.search(code):
+                return True
+        return False
 
     @property
     def docs_ci_only(self) -> bool:
@@ -144,42 +176,72 @@ def _risk(
     )
 
 
+def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
+    """How strongly the changed files stand behind a GPU-evaluation risk, and which.
+
+    Strong: compute lines in kernels or model-forward code. Medium: such code with an
+    unknown patch, or compute lines in a numerics area's other files. None: tests, docs,
+    removed files, plumbing-only patches, a numerics area matched without a file.
+    """
+    claimed = {f for a in ctx.areas if a.numerics for f in a.files}
+    best, files = _NONE, list[str]()
+    for changed in ctx.files:
+        name = changed.filename
+        if changed.status == "removed" or ctx.is_test(name) or ctx.rules.docs_ci.match_file(name):
+            continue
+        code = ctx.is_numerics_code(name)
+        if not code and name not in claimed:
+            continue
+        compute = ctx.has_compute(changed)
+        if compute is False:
+            continue
+        strength = _STRONG if code and compute else _MEDIUM
+        if strength > best:
+            best, files = strength, []
+        if strength == best:
+            files.append(name)
+    return best, files
+
+
 def _missing_gpu_eval(ctx: _Context) -> Risk | None:
     if ctx.docs_ci_only:
         return None
-    numerics = [a for a in ctx.areas if a.numerics and _touches_code(ctx, a)]
-    claimed = {f for a in numerics for f in a.files}
-    kernels = [
-        f.filename
-        for f in ctx.files
-        if f.status != "removed"
-        and f.filename not in claimed
-        and ctx.rules.numerics.match_file(f.filename)
-        and not ctx.is_test(f.filename)
-    ]
-    if not numerics and not kernels:
+    admitted = ctx.body.not_run
+    strength, files = _numerics_strength(ctx)
+    numerics_areas = [a for a in ctx.areas if a.numerics]
+    if strength == _NONE and not (admitted and numerics_areas):
         return None
-    if ctx.body.eval_evidence and not ctx.body.not_run:
+    if ctx.body.accuracy_evidence and not admitted:
         return None
-    said = list(ctx.body.not_run[:3]) or [t(ctx.lang, "risk.missing-gpu-eval.no-evidence")]
-    names = [a.title for a in numerics] + ([t(ctx.lang, "risk.kernels")] if kernels else [])
+    # High: an admitted gap in numerics code, or kernel/forward compute where the
+    # description says nothing about testing at all. Medium: a test plan without a
+    # result, no description to read (partial data), glue code, or only an area's name.
+    silent = (
+        bool(ctx.body.text.strip()) and ctx.body.test_plan_empty and not ctx.body.run_evidence
+    )
+    high = (strength == _STRONG and silent) or (bool(admitted) and strength >= _MEDIUM)
+    severity: Severity = "high" if high else "medium"
+    if not high and ctx.body.run_evidence:
+        severity = "low"  # it ran (tests passed, a CI build, a named device), unmeasured
+    said = list(admitted[:3]) or [t(ctx.lang, "risk.missing-gpu-eval.no-evidence")]
+    backing = [a for a in numerics_areas if set(a.files) & set(files)] or (
+        [] if files else numerics_areas[:1]
+    )
+    claimed = {f for a in backing for f in a.files}
+    kernels = [f for f in files if f not in claimed]
+    names = [a.title for a in backing] + ([t(ctx.lang, "risk.kernels")] if kernels else [])
     return _risk(
         ctx,
         "missing-gpu-eval",
-        "high",
-        [*said, *(a.id for a in numerics), *kernels[:2]],
+        severity,
+        [*said, *(a.id for a in backing), *kernels[:2]],
         areas=", ".join(dict.fromkeys(names)),
     )
 
 
-def _touches_code(ctx: _Context, area: AreaMatch) -> bool:
-    # A numerics area matched only through its test files cannot change outputs.
-    return not area.files or any(not ctx.is_test(f) for f in area.files)
-
-
 def _missing_test_results(ctx: _Context) -> Risk | None:
     body = ctx.body
-    if ctx.docs_ci_only or not body.test_result_empty or body.eval_evidence:
+    if ctx.docs_ci_only or not body.test_result_empty or body.evidence or body.perf_numbers:
         return None
     result = body.sections.get("test_result")
     if not body.text.strip():
@@ -192,7 +254,18 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
         evidence = t(ctx.lang, "risk.missing-test-results.no-result-section")
     else:
         evidence = t(ctx.lang, "risk.missing-test-results.no-sections")
-    return _risk(ctx, "missing-test-results", "medium", [evidence])
+    # CI is what vLLM reviewers look at: an empty Test Result matters only where the
+    # change needs a run to be trusted and nothing else shows one.
+    tests_changed = any(ctx.is_test(f.filename) for f in ctx.files)
+    weighty = [
+        f
+        for a in ctx.areas
+        if a.numerics or a.criticality in ("high", "critical")
+        for f in a.files
+        if not ctx.is_test(f) and not ctx.rules.docs_ci.match_file(f)
+    ]
+    severity: Severity = "medium" if weighty and not tests_changed else "low"
+    return _risk(ctx, "missing-test-results", severity, [evidence])
 
 
 def _missing_tests(ctx: _Context) -> Risk | None:
@@ -260,14 +333,20 @@ def _new_model_checklist(ctx: _Context) -> Risk | None:
         return None
     rules = ctx.rules
     present = {f.filename for f in ctx.files if f.status != "removed"}
-    registry = [f for f in present if rules.model_registry.match_file(f)]
+    # A registry change adds an entry unless its patch shows otherwise (a rename, a fix).
+    registry = [
+        f.filename
+        for f in ctx.files
+        if f.filename in present
+        and rules.model_registry.match_file(f.filename)
+        and (f.patch is None or _REGISTRY_ENTRY.search(f.patch))
+    ]
     added_models = [
         f.filename
         for f in ctx.files
         if f.status == "added" and rules.model_files.match_file(f.filename)
     ]
-    by_area = any(a.id in rules.settings.new_model_areas for a in ctx.areas)
-    if not (registry or added_models or by_area):
+    if not (registry or added_models):
         return None
     missing = [f for f in rules.settings.new_model_required_files if f not in present]
     if not missing:
@@ -287,8 +366,11 @@ def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
 
 
 def _hardware_unverified(ctx: _Context) -> Risk | None:
+    if ctx.docs_ci_only:
+        return None
     platforms: list[str] = []
     evidence: list[str] = []
+    any_files = False
     for platform in ctx.rules.hardware:
         files = [
             f.filename
@@ -303,18 +385,23 @@ def _hardware_unverified(ctx: _Context) -> Risk | None:
         named = platform.hardware_names is not None and platform.hardware_names.search(
             ctx.body.text
         )
-        if named and not ctx.body.not_run:
+        ci_run = platform.ci_link is not None and any(
+            platform.ci_link.search(link) for link in ctx.body.ci_links
+        )
+        if (named or ci_run) and not ctx.body.not_run:
             continue
         platforms.append(platform.name)
+        any_files = any_files or bool(files)
         if not named:
             evidence.append(t(ctx.lang, "risk.hardware-unverified.unnamed", platform=platform.name))
         evidence.extend(files[:3])
     if not platforms:
         return None
+    # A platform tag in the title with no platform file behind it says less.
     return _risk(
         ctx,
         "hardware-unverified",
-        "medium",
+        "medium" if any_files else "low",
         [*ctx.body.not_run[:3], *evidence],
         platforms=", ".join(platforms),
     )

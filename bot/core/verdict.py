@@ -1,4 +1,10 @@
-"""How closely to read a PR: the verdict, a reading-time estimate and a one-line reason."""
+"""How closely to read a PR: the verdict, a reading-time estimate and a one-line reason.
+
+The verdict comes from what a reader must actually read: the changed lines outside
+tests, the lead area (the one holding most of them), the open high-severity risks and
+whether the author admits a gap. The highest criticality merely *touched* does not
+decide it: a one-line allow-list entry in an attention backend is not a deep read.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +13,26 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.facts import PullRequestFacts
+from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import AreaMatch, Criticality, Lang, Risk, Verdict
 from bot.core.i18n import t
 
 CRITICALITY_RANK: dict[Criticality, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
-# At or below this many changed lines a change in a low/medium area is a skim.
+# At or below this many changed code lines a change in a low/medium area is a skim.
 TINY_LINES = 10
+# At or below this many changed lines (tests included) a change is never a deep read,
+# unless its author admits a gap.
+SMALL_LINES = 20
+# Changed code lines from which a lead area of this criticality is a deep read by size.
+DEEP_LINES_BY_CRITICALITY: dict[Criticality, int] = {"critical": 60, "high": 150}
 # A high-severity risk makes a change this big worth a deep read in any area.
 DEEP_READ_LINES = 400
 # Reading effort per criticality: a compile or attention diff reads slower than a docs one.
 _PACE: dict[Criticality, float] = {"low": 0.8, "medium": 1.0, "high": 1.3, "critical": 1.6}
 _QUIET_PACE = 0.6
 _MAX_MINUTES = 180
+# Test code is read faster than the code it tests.
+_TEST_WEIGHT = 0.3
 
 
 class VerdictCall(BaseModel):
@@ -30,44 +43,90 @@ class VerdictCall(BaseModel):
     reason: str  # localized, one line
 
 
+def is_test_path(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return path.startswith("tests/") or "/tests/" in path or name.startswith("test_")
+
+
+def _code_lines(facts: PullRequestFacts) -> tuple[int, int]:
+    """(changed lines outside tests, changed lines in tests) as far as the files say."""
+    code = sum(f.changes for f in facts.files if not is_test_path(f.filename))
+    tests = sum(f.changes for f in facts.files if is_test_path(f.filename))
+    total = facts.total_additions + facts.total_deletions
+    if code + tests < total:  # a truncated or count-less file list: the rest is code
+        code += total - code - tests
+    return code, tests
+
+
+def rank_areas(facts: PullRequestFacts, areas: Sequence[AreaMatch]) -> tuple[AreaMatch, ...]:
+    """Areas in reading order: loud before quiet, then most changed code lines (files
+    when sizes are unknown), then criticality. The first loud one is the lead area."""
+    sizes: dict[str, ChangedFile] = {f.filename: f for f in facts.files}
+
+    def weight(area: AreaMatch) -> tuple[int, int, int, int]:
+        code = [f for f in area.files if not is_test_path(f)]
+        lines = sum(sizes[f].changes for f in code if f in sizes)
+        return (
+            int(area.quiet),
+            -lines,
+            -len(code) - len(area.files),
+            -CRITICALITY_RANK[area.criticality],
+        )
+
+    return tuple(sorted(areas, key=weight))
+
+
 def judge_verdict(
     facts: PullRequestFacts,
     areas: Sequence[AreaMatch],
     risks: Sequence[Risk],
     lang: Lang,
+    *,
+    admitted: bool = False,
 ) -> VerdictCall:
-    """Area criticality x size x kind of change x open risks -> verdict and reading time."""
-    loud = [a for a in areas if not a.quiet]
+    """Code lines x lead area x open high risks x admissions -> verdict and reading time."""
+    ranked = rank_areas(facts, areas)
+    loud = [a for a in ranked if not a.quiet]
+    lead = loud[0] if loud else None
     high_risk = any(r.severity == "high" for r in risks)
     lines = facts.total_additions + facts.total_deletions
-    # Unknown sizes (offline runs, partial data) count as non-trivial, never as tiny.
-    tiny = 0 < lines <= TINY_LINES
-    top = max(loud, key=lambda a: CRITICALITY_RANK[a.criticality], default=None)
-    rank = CRITICALITY_RANK[top.criticality] if top else 0
+    code, _ = _code_lines(facts)
+    known = lines > 0  # unknown sizes (offline runs, partial data) say less, not more
+    small = known and lines <= SMALL_LINES
+    rank = CRITICALITY_RANK[lead.criticality] if lead else 0
+    deep_by_size = DEEP_LINES_BY_CRITICALITY.get(lead.criticality) if lead else None
 
     verdict: Verdict
-    if top is None and not high_risk:
+    if lead is None and not high_risk:
         verdict = "quiet"
-    elif (rank >= 2 and (not tiny or high_risk)) or (high_risk and lines >= DEEP_READ_LINES):
+    elif small and not (admitted and high_risk):
+        tiny = code <= TINY_LINES
+        verdict = "skim" if tiny and rank <= 1 and not high_risk else "read"
+    elif not known:
+        verdict = "deep-read" if high_risk and rank >= 2 else "read"
+    elif (
+        (deep_by_size is not None and code >= deep_by_size)
+        or (high_risk and rank >= 2 and code > SMALL_LINES)
+        or (high_risk and code >= DEEP_READ_LINES)
+        or (admitted and high_risk and rank >= 2)
+    ):
         verdict = "deep-read"
-    elif tiny and rank <= 1 and not high_risk:
-        verdict = "skim"
     else:
         verdict = "read"
     return VerdictCall(
         verdict=verdict,
-        reading_minutes=_reading_minutes(facts, top, high_risk),
-        reason=_reason(facts, areas, loud, top, risks, lang),
+        reading_minutes=_reading_minutes(facts, lead, high_risk),
+        reason=_reason(facts, areas, loud, lead, risks, lang),
     )
 
 
-def _reading_minutes(facts: PullRequestFacts, top: AreaMatch | None, high_risk: bool) -> int:
-    lines = facts.total_additions + facts.total_deletions
+def _reading_minutes(facts: PullRequestFacts, lead: AreaMatch | None, high_risk: bool) -> int:
+    code, tests = _code_lines(facts)
     files = facts.total_changed_files
     # Square roots: review time grows with size, but a 2,000-line diff is read
     # selectively, not ten times slower than a 200-line one.
-    base = 1 + 0.4 * math.sqrt(lines) + 0.3 * math.sqrt(files)
-    pace = _PACE[top.criticality] if top else _QUIET_PACE
+    base = 1 + 0.4 * math.sqrt(code + _TEST_WEIGHT * tests) + 0.3 * math.sqrt(files)
+    pace = _PACE[lead.criticality] if lead else _QUIET_PACE
     if high_risk:
         pace *= 1.15  # open high risks send the reader to check tests and evidence too
     return max(1, min(_MAX_MINUTES, round(base * pace)))
@@ -77,24 +136,24 @@ def _reason(
     facts: PullRequestFacts,
     areas: Sequence[AreaMatch],
     loud: Sequence[AreaMatch],
-    top: AreaMatch | None,
+    lead: AreaMatch | None,
     risks: Sequence[Risk],
     lang: Lang,
 ) -> str:
     size = _size(facts, lang)
     risk_note = _risk_note(risks, lang)
-    if top is None:
+    if lead is None:
         if areas:
             names = ", ".join(dict.fromkeys(a.title for a in areas))
             return t(lang, "verdict.reason.quiet", areas=names, size=size, risks=risk_note)
         return t(lang, "verdict.reason.no-areas", size=size, risks=risk_note)
-    area = top.title
+    area = lead.title
     if len(loud) > 1:
         area += t(lang, "verdict.more-areas", count=len(loud) - 1)
     return t(
         lang,
         "verdict.reason.area",
-        criticality=t(lang, f"verdict.criticality.{top.criticality}"),
+        criticality=t(lang, f"verdict.criticality.{lead.criticality}"),
         area=area,
         size=size,
         kind=_kind(facts, lang),
@@ -130,6 +189,8 @@ def _kind(facts: PullRequestFacts, lang: Lang) -> str:
 def _risk_note(risks: Sequence[Risk], lang: Lang) -> str:
     if any(r.severity == "high" for r in risks):
         return t(lang, "verdict.risks.high")
-    if risks:
-        return t(lang, "verdict.risks.open", count=len(risks))
+    # Low risks live in the collapsed checklist: the headline counts what is shown.
+    shown = [r for r in risks if r.severity != "low"]
+    if shown:
+        return t(lang, "verdict.risks.open", count=len(shown))
     return ""

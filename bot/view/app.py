@@ -26,6 +26,7 @@ from bot.core.findings import LANGS, VERDICTS, Lang
 from bot.core.label_view import ViewEntry, build_label_view
 from bot.queue.sqlite_writer import StoreUnavailable
 from bot.settings import Settings
+from bot.view.cache import EntryCache, FragmentCache
 from bot.view.links import view_path
 from bot.view.pages import (
     render_digest_page,
@@ -59,6 +60,8 @@ class LabelViewRoutes:
         self, store: DigestStore, settings: Settings, *, clock: Callable[[], float] = time.time
     ) -> None:
         self._store = store
+        self._entries = EntryCache(store)
+        self._fragments = FragmentCache()
         self._default_lang: Lang = settings.language
         self._token = (settings.view_token.get_secret_value()
                        if settings.view_token is not None else None)
@@ -207,14 +210,16 @@ class LabelViewRoutes:
         etag = self._etag(request, info, "page")
         if self._not_modified(request, etag):
             return self._respond(request, info, etag, bytes, "text/html")
-        entries = await self._store.entries(repo, lang)
+        entries = await self._entries.entries(info, lang)
 
         def render() -> bytes:
             view = build_label_view(entries, now=self._clock(),
                                     recent_seconds=self._store.recent_seconds,
                                     label=label, verdict=verdict)
-            return render_label_view(repo, view, lang=lang, default_lang=self._default_lang,
-                                     label=label, verdict=verdict).encode("utf-8", "replace")
+            return render_label_view(
+                repo, view, lang=lang, default_lang=self._default_lang, label=label,
+                verdict=verdict, fragments=self._fragments,
+            ).encode("utf-8", "replace")
 
         return self._respond(request, info, etag, render, "text/html; charset=utf-8")
 
@@ -250,7 +255,7 @@ class LabelViewRoutes:
         etag = self._etag(request, info, "feed")
         if self._not_modified(request, etag):
             return self._respond(request, info, etag, bytes, "application/atom+xml")
-        entries = await self._store.entries(repo, lang)
+        entries = await self._entries.entries(info, lang)
         listed = [e for e in entries if e.state == "open" and e.verdict != "quiet"
                   and (label is None or label in e.labels)]
         listed.sort(key=lambda e: (-e.updated_at, -e.number))
@@ -279,9 +284,7 @@ class LabelViewRoutes:
         base = self._public_url.rstrip("/") if self._public_url else ""
 
         def render() -> bytes:
-            # ASCII: stored PR text may hold lone surrogates that UTF-8 cannot encode.
-            return json.dumps([api_item(item, repo, base) for item in items],
-                              ensure_ascii=True, separators=(",", ":")).encode()
+            return b"[" + b",".join(api_item_json(item, repo, base) for item in items) + b"]"
 
         response = self._respond(request, info, etag, render, "application/json")
         if more:
@@ -339,12 +342,19 @@ def _iso(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def api_item(item: ApiItem, repo: str, base_url: str = "") -> dict[str, Any]:
+def api_item_json(item: ApiItem, repo: str, base_url: str = "") -> bytes:
     """The digest's JSON contract plus the PR's state on GitHub (`labels` stays the
-    contract's: the areas' labels; the PR's own are `pr_labels`)."""
-    entry: ViewEntry = item.entry
+    contract's: the areas' labels; the PR's own are `pr_labels`). Spliced, not parsed
+    and dumped again: the stored digest is already JSON, its Markdown most of it."""
+    extra = json.dumps(_pr_fields(item.entry, repo, base_url), separators=(",", ":"))
+    stored = item.raw.rstrip()
+    if stored == b"{}":
+        return extra.encode("ascii")
+    return stored[:-1] + b"," + extra[1:].encode("ascii")
+
+
+def _pr_fields(entry: ViewEntry, repo: str, base_url: str) -> dict[str, Any]:
     return {
-        **item.payload,
         "title": entry.title,
         "author": entry.author,
         "url": entry.url,

@@ -12,10 +12,12 @@ from typing import Any
 import nh3
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from bot.core.findings import LANGS, VERDICTS, Lang
 from bot.core.i18n import t
 from bot.core.label_view import LabelView, ViewEntry
+from bot.view.cache import FragmentCache
 from bot.view.links import api_path, feed_path, pull_url, view_path
 
 # Tags the digest's Markdown produces (it allows <details>, <summary>, <sub>); no images,
@@ -84,21 +86,34 @@ class _Text:
 
 def render_label_view(
     repo: str, view: LabelView, *, lang: Lang, default_lang: Lang, label: str | None,
-    verdict: str | None,
+    verdict: str | None, fragments: FragmentCache | None = None,
 ) -> str:
     def link(*, label_: str | None = label, verdict_: str | None = verdict,
              lang_: Lang = lang) -> str:
         return view_path(repo, label=label_, verdict=verdict_,
                          lang=None if lang_ == default_lang else lang_)
 
+    text = _Text(lang)
+    entry_template = _environment().get_template("_entry.html")
+    cache = fragments if fragments is not None else FragmentCache()
+
+    def fragment(entry: ViewEntry) -> Markup:
+        key = (repo, entry.number, lang, default_lang)
+        return cache.get(key, entry, lambda: entry_template.render(
+            e=entry, t=text, when=_when,
+            digest_link=view_path(repo, entry.number,
+                                  lang=None if lang == default_lang else lang),
+        ))
+
+    def entries_html(entries: Sequence[ViewEntry]) -> Markup:
+        # Joined here, not in a template loop: a page lists ~1,700 entries.
+        return Markup("".join(fragment(entry) for entry in entries))  # noqa: S704 - fragments
+
     other: Lang = next(x for x in LANGS if x != lang)
     return _environment().get_template("label_view.html").render(
-        repo=repo, view=view, lang=lang, t=_Text(lang), label=label, verdict=verdict,
-        verdicts=VERDICTS, link=link, other_lang=other, when=_when,
-        digest_link=lambda e: view_path(repo, e.number,
-                                        lang=None if lang == default_lang else lang),
-        feed_link=feed_path(repo, label),
-        api_link=api_path(repo),
+        repo=repo, view=view, lang=lang, t=text, label=label, verdict=verdict,
+        verdicts=VERDICTS, link=link, other_lang=other, entries_html=entries_html,
+        feed_link=feed_path(repo, label), api_link=api_path(repo),
     )
 
 

@@ -44,14 +44,20 @@ def _epoch(moment: datetime | None) -> float | None:
     return moment.timestamp() if moment is not None else None
 
 
+def _text(value: str) -> str:
+    # GitHub's JSON may carry lone surrogates; SQLite stores only valid UTF-8.
+    return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def pull_state(pull: PullRequest, *, now: datetime | None = None) -> PullState:
     updated = _epoch(pull.updated_at) or (now or datetime.now().astimezone()).timestamp()
     closed = _epoch(pull.closed_at)
     if pull.state != "open" and closed is None:
         closed = updated
     return PullState(
-        repo=pull.repo, number=pull.number, title=pull.title, author=pull.author,
-        url=pull.html_url or pull_url(pull.repo, pull.number), labels=pull.labels,
+        repo=pull.repo, number=pull.number, title=_text(pull.title), author=_text(pull.author),
+        url=_text(pull.html_url) or pull_url(pull.repo, pull.number),
+        labels=tuple(_text(label) for label in pull.labels),
         draft=pull.draft, state=pull.state, merged=pull.merged, private=pull.private,
         updated_at=updated, closed_at=closed,
     )

@@ -18,6 +18,7 @@ import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +45,11 @@ CREATE TABLE IF NOT EXISTS view_prs (
     merged INTEGER NOT NULL,
     updated_at REAL NOT NULL,
     closed_at REAL,
+    changed_at REAL NOT NULL,
     PRIMARY KEY (repo, number)
 );
 CREATE INDEX IF NOT EXISTS view_prs_updated ON view_prs (repo, updated_at);
+CREATE INDEX IF NOT EXISTS view_prs_changed ON view_prs (repo, changed_at);
 CREATE TABLE IF NOT EXISTS view_digests (
     repo TEXT NOT NULL COLLATE NOCASE,
     number INTEGER NOT NULL,
@@ -92,9 +95,20 @@ class RepoInfo:
 
 
 @dataclass(frozen=True)
+class Changed:
+    entry: ViewEntry
+    changed_at: float  # when the view last wrote this PR's row
+
+
+@dataclass
 class ApiItem:
     entry: ViewEntry
-    payload: dict[str, Any]
+    raw: bytes  # the digest's JSON (ASCII), as stored
+
+    @cached_property
+    def payload(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.raw)
+        return data
 
 
 def create_schema(path: Path | str) -> None:
@@ -104,22 +118,28 @@ def create_schema(path: Path | str) -> None:
     conn = sqlite3.connect(str(path), timeout=5.0)
     try:
         conn.executescript(SCHEMA)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(view_prs)")}
+        if "changed_at" not in columns:
+            # A file from before `changed_at`: the view is a cache, so start it afresh.
+            conn.executescript("DROP TABLE view_prs; DROP TABLE view_digests;"
+                               " DROP TABLE view_repos;" + SCHEMA)
     finally:
         conn.close()
 
 
 def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # ASCII: text with a lone surrogate cannot be bound as UTF-8; escaped, it can.
+    return json.dumps(data, separators=(",", ":"))
 
 
 def _pack(payload: Mapping[str, Any]) -> bytes:
-    # surrogatepass: PR text may carry lone surrogates that strict UTF-8 refuses.
-    return zlib.compress(_dumps(payload).encode("utf-8", "surrogatepass"), 6)
+    # ASCII JSON: PR text may carry lone surrogates that UTF-8 cannot encode, and the
+    # API serves these bytes as they are (zlib takes back what the escapes cost).
+    return zlib.compress(json.dumps(payload, separators=(",", ":")).encode("ascii"), 6)
 
 
-def _unpack(blob: bytes) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
-    return data
+def _unpack(blob: bytes) -> bytes:
+    return zlib.decompress(blob)
 
 
 class DigestStore:
@@ -130,6 +150,7 @@ class DigestStore:
         self._writer = writer
         self._recent = recent_seconds
         self._clock = clock
+        self._last_write = 0.0
 
     @property
     def recent_seconds(self) -> float:
@@ -142,10 +163,12 @@ class DigestStore:
 
         A PR without any stored digest gets no row from a state alone: a closed or
         draft PR the view never listed stays out of it."""
-        now = self._clock()
         area_labels = tuple(label for d in digests[:1] for label in d.summary.area_labels)
 
         def write(conn: sqlite3.Connection) -> None:
+            # Taken on the writer thread, which runs writes one at a time: `changed_at`
+            # never goes backwards, so a reader that saw time T misses no write before T.
+            now = self._last_write = max(self._clock(), self._last_write)
             conn.execute(
                 "INSERT INTO view_repos (repo, private, version) VALUES (?, ?, 1)"
                 " ON CONFLICT (repo) DO UPDATE SET private = excluded.private,"
@@ -166,10 +189,10 @@ class DigestStore:
                 kept = [x for x in json.loads(known[0]) if x not in old_own]
                 labels = list(dict.fromkeys((*pull.labels, *kept)))
             conn.execute(
-                "INSERT OR REPLACE INTO view_prs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO view_prs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (pull.repo, pull.number, pull.title, pull.author, pull.url,
                  _dumps(list(pull.labels)), _dumps(labels), int(pull.draft), pull.state,
-                 int(pull.merged), pull.updated_at, pull.closed_at),
+                 int(pull.merged), pull.updated_at, pull.closed_at, now),
             )
             for digest in digests:
                 conn.execute(
@@ -193,6 +216,16 @@ class DigestStore:
 
     # -- reads (the pages) ------------------------------------------------------------
 
+    async def database_bytes(self) -> int:
+        """The SQLite file's size as this connection sees it (the WAL's pages included)."""
+
+        def read(conn: sqlite3.Connection) -> int:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+            return int(pages) * int(size)
+
+        return await self._writer.run(read)
+
     async def repo_info(self, repo: str) -> RepoInfo | None:
         def read(conn: sqlite3.Connection) -> RepoInfo | None:
             row = conn.execute(
@@ -202,20 +235,25 @@ class DigestStore:
 
         return await self._writer.run(read)
 
-    async def entries(self, repo: str, lang: Lang) -> list[ViewEntry]:
-        """Every stored PR of `repo` with its summary in `lang` (else the other language)."""
+    async def entries(
+        self, repo: str, lang: Lang, *, changed_since: float | None = None
+    ) -> list[Changed]:
+        """Stored PRs of `repo` with their summary in `lang` (else the other language);
+        with `changed_since`, only those written at or after that moment."""
 
-        def read(conn: sqlite3.Connection) -> list[ViewEntry]:
+        def read(conn: sqlite3.Connection) -> list[Changed]:
             rows = conn.execute(
-                f"SELECT {_PR_COLUMNS}, COALESCE(d.summary, o.summary) FROM view_prs p"  # noqa: S608
+                f"SELECT {_PR_COLUMNS}, COALESCE(d.summary, o.summary), p.changed_at"  # noqa: S608
+                " FROM view_prs p"
                 " LEFT JOIN view_digests d ON d.repo = p.repo AND d.number = p.number"
                 " AND d.lang = ?"
                 " LEFT JOIN view_digests o ON o.repo = p.repo AND o.number = p.number"
                 " AND o.lang != ?"
-                " WHERE p.repo = ? AND (d.summary IS NOT NULL OR o.summary IS NOT NULL)",
-                (lang, lang, repo),
+                " WHERE p.repo = ? AND p.changed_at >= ?"
+                " AND (d.summary IS NOT NULL OR o.summary IS NOT NULL)",
+                (lang, lang, repo, -1.0 if changed_since is None else changed_since),
             ).fetchall()
-            return [_entry(row, json.loads(row[11])) for row in rows]
+            return [Changed(_entry(row, json.loads(row[11])), float(row[12])) for row in rows]
 
         return await self._writer.run(read)
 
@@ -249,13 +287,16 @@ class DigestStore:
                 where.append("p.updated_at >= ?")
                 params.append(since)
             rows = conn.execute(
-                f"SELECT {_PR_COLUMNS}, d.summary, d.payload FROM view_prs p"  # noqa: S608
-                " JOIN view_digests d ON d.repo = p.repo AND d.number = p.number"
-                " AND d.lang = (SELECT lang FROM view_digests x WHERE x.repo = p.repo"
-                " AND x.number = p.number ORDER BY x.lang = ? DESC LIMIT 1)"
+                f"SELECT {_PR_COLUMNS}, COALESCE(d.summary, o.summary),"  # noqa: S608
+                " COALESCE(d.payload, o.payload) FROM view_prs p"
+                " LEFT JOIN view_digests d ON d.repo = p.repo AND d.number = p.number"
+                " AND d.lang = ?"
+                " LEFT JOIN view_digests o ON o.repo = p.repo AND o.number = p.number"
+                " AND o.lang != ?"
                 f" WHERE {' AND '.join(where)}"
+                " AND (d.payload IS NOT NULL OR o.payload IS NOT NULL)"
                 " ORDER BY p.updated_at DESC, p.number DESC LIMIT ? OFFSET ?",
-                (lang, *params, limit + 1, offset),
+                (lang, lang, *params, limit + 1, offset),
             ).fetchall()
             items = [ApiItem(_entry(r, json.loads(r[11])), _unpack(r[12])) for r in rows]
             return items[:limit], len(items) > limit

@@ -1,0 +1,222 @@
+"""The label view under 500 open PRs: server-side render time of the page, the API's first
+page, and the stored size.
+
+Digests are real: a dozen PR shapes go through the digest job (both languages) over the
+in-memory fake GitHub, then each shape's stored digest is copied to the other numbers
+with its own title, labels and update time, so sizes and summaries are those the job
+produces. Requests go through the real routes over httpx's in-process ASGI transport;
+the stylesheet route, served by the same app and transport, is the in-run baseline for
+that transport's own cost.
+
+    python -m bench.bench_view                 # 500 PRs, 40 timed requests per target
+    python -m bench.bench_view --prs 100 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bot.core.findings import LANGS
+from bot.core.label_view import build_label_view, summarize
+from bot.view.pages import render_label_view
+from bot.view.store import PullState, StoredDigest
+from tests.fakes.github_state import FakeFile
+from tests.handler_env import COMPILE_FILES, REPO, UNTESTED_BODY
+from tests.view_env import DOCS_FILES, FRONTEND_FILES, HOSTILE_TITLE, ViewEnv, view_env
+
+LIMITS = {"page_ms": 50.0, "api_ms": 20.0, "stored_mb": 20.0}
+LABEL_POOL = [
+    "torch.compile", "frontend", "documentation", "v1", "multi-modality", "ci/build",
+    "speculative-decoding", "structured-output", "quantization", "rocm", "tpu", "cpu",
+    "new-model", "performance", "bug", "ready", "kv-connector", "tool-calling",
+    "llama", "qwen", "deepseek", "gpt-oss", "needs-rebase", "stale", "cuda-graph",
+]
+_SHAPES: list[tuple[str, str, list[FakeFile | str]]] = [
+    ("[torch.compile] Fix graph break", UNTESTED_BODY, list(COMPILE_FILES)),
+    (HOSTILE_TITLE, "Fixes the template.", list(FRONTEND_FILES)),
+    ("Typo in the FAQ", "typo", list(DOCS_FILES)),
+    ("[Attention] FlashInfer decode path", "## Test Result\nNot yet run",
+     ["vllm/v1/attention/backends/flashinfer.py", "vllm/v1/attention/backends/utils.py"]),
+    ("[Model] Add a new VLM", "adds the model",
+     ["vllm/model_executor/models/newvlm.py", "vllm/model_executor/models/registry.py",
+      "docs/models/supported_models.md", "tests/models/registry.py"]),
+    ("[Kernel] Faster fused MoE", "2x faster",
+     ["csrc/moe/fused_moe.cu", "vllm/model_executor/layers/fused_moe/layer.py"]),
+    ("[CI] Split the test areas", "ci", [".buildkite/test-pipeline.yaml"]),
+    ("[Spec decode] EAGLE tree", "tree", ["vllm/v1/spec_decode/eagle.py"]),
+    ("[Quant] FP8 block scales", "fp8", ["vllm/model_executor/layers/quantization/fp8.py"]),
+    ("[Frontend] Tool calling for a parser", "tools",
+     ["vllm/entrypoints/openai/tool_parsers/new_parser.py", "tests/tool_use/test_new.py"]),
+    ("[Misc] Logging tweak", "log", ["vllm/logger.py"]),
+    ("[Structured output] xgrammar bump", "bump", ["vllm/v1/structured_output/backend.py",
+                                                  "requirements/common.txt"]),
+]
+
+
+@dataclass
+class Timing:
+    target: str
+    median_ms: float
+    p90_ms: float
+    min_ms: float
+    runs: int
+
+
+@dataclass
+class Report:
+    prs: int
+    stored_bytes: int
+    stored_mb: float
+    bytes_per_pr: int
+    timings: list[Timing]
+    server_side_page_ms: float  # cold: full store read + grouping + every entry rendered
+    load_average: float
+    passed: dict[str, bool]
+
+
+async def _seed(env: ViewEnv, prs: int, rng: random.Random) -> None:
+    shapes = len(_SHAPES)
+    for number, (title, body, files) in enumerate(_SHAPES, start=1):
+        env.state.add_pull(REPO, number, title=title, body=body, files=files,
+                           labels=rng.sample(LABEL_POOL, rng.randint(1, 3)))
+        await env.digest(number)
+    templates = {
+        number: {lang: (await env.store.entry(REPO, number, lang)) for lang in LANGS}
+        for number in range(1, shapes + 1)
+    }
+    now = time.time()
+    for number in range(shapes + 1, prs + 1):
+        source = templates[rng.randint(1, shapes)]
+        digests = []
+        for lang, item in source.items():
+            assert item is not None
+            payload: dict[str, Any] = {**item.payload, "number": number}
+            digests.append(StoredDigest(lang, payload, summarize(payload)))
+        some = next(iter(source.values()))
+        assert some is not None
+        pull = PullState(
+            repo=REPO, number=number, title=f"{some.entry.title} (#{number})",
+            author=f"user{number % 97}", url=f"https://github.com/{REPO}/pull/{number}",
+            labels=tuple(rng.sample(LABEL_POOL, rng.randint(1, 3))), draft=rng.random() < 0.1,
+            state="open", merged=False, private=False,
+            updated_at=now - rng.uniform(0, 30 * 86400),
+        )
+        await env.store.record(pull, tuple(digests))
+
+
+async def _time(call: Callable[[], Awaitable[httpx.Response]], runs: int,
+                target: str, prepare: Callable[[], Awaitable[None]] | None = None) -> Timing:
+    samples: list[float] = []
+    for _ in range(3):  # warm-up: template compilation, caches
+        assert (await call()).status_code in (200, 304)
+    for _ in range(runs):
+        if prepare is not None:
+            await prepare()
+        started = time.perf_counter()
+        response = await call()
+        samples.append((time.perf_counter() - started) * 1000)
+        assert response.status_code in (200, 304), response.status_code
+    samples.sort()
+    return Timing(target, round(statistics.median(samples), 2),
+                  round(samples[int(len(samples) * 0.9) - 1], 2), round(samples[0], 2), runs)
+
+
+async def _server_side_ms(env: ViewEnv, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        entries = [row.entry for row in await env.store.entries(REPO, "en")]
+        view = build_label_view(entries, now=time.time(), recent_seconds=7 * 86400)
+        render_label_view(REPO, view, lang="en", default_lang="en", label=None, verdict=None)
+        samples.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(samples), 2)
+
+
+async def run(prs: int, runs: int, seed: int, workdir: Path) -> Report:
+    rng = random.Random(seed)
+    async with view_env(workdir) as env:
+        await _seed(env, prs, rng)
+        stored = await env.store.database_bytes()
+        page = f"/view/{REPO}"
+        touched = iter(range(10**6))
+
+        async def one_pr_changed() -> None:
+            # What a digest job does between two page loads: one PR written again.
+            item = await env.store.entry(REPO, 1 + next(touched) % prs, "en")
+            assert item is not None
+            e = item.entry
+            await env.store.record(PullState(
+                REPO, e.number, e.title, e.author, e.url, e.pr_labels, e.draft, e.state,
+                e.merged, False, time.time()))
+
+        timings = [
+            await _time(lambda: env.get("/static/view.css"), runs, "baseline: stylesheet"),
+            await _time(lambda: env.get(page), runs, "label view, all PRs"),
+            await _time(lambda: env.get(page), runs, "label view, after a job wrote",
+                        prepare=one_pr_changed),
+            await _time(lambda: env.get(page, params={"label": "frontend"}), runs,
+                        "label view, ?label=frontend"),
+        ]
+        etag = (await env.get(page)).headers["etag"]  # after the writes above
+        timings += [
+            await _time(lambda: env.get(page, headers={"If-None-Match": etag}), runs,
+                        "label view, 304 (ETag)"),
+            await _time(lambda: env.get(f"/api/digests/{REPO}"), runs, "API first page (50)"),
+            await _time(lambda: env.get(f"{page}/1"), runs, "one digest page"),
+        ]
+        server = await _server_side_ms(env, runs)
+    by_target = {t.target: t for t in timings}
+    return Report(
+        prs=prs, stored_bytes=stored, stored_mb=round(stored / 1e6, 2),
+        bytes_per_pr=stored // prs, timings=timings, server_side_page_ms=server,
+        load_average=round(os.getloadavg()[0], 2),
+        passed={
+            "page_ms": by_target["label view, all PRs"].median_ms < LIMITS["page_ms"],
+            "api_ms": by_target["API first page (50)"].median_ms < LIMITS["api_ms"],
+            "stored_mb": stored / 1e6 < LIMITS["stored_mb"],
+        },
+    )
+
+
+def _print(report: Report) -> None:
+    print(f"{report.prs} open PRs stored: {report.stored_mb} MB "
+          f"({report.bytes_per_pr:,} bytes per PR, both languages); "
+          f"load average {report.load_average}")
+    print(f"{'target':34} {'median ms':>10} {'p90 ms':>8} {'min ms':>8}")
+    for t in report.timings:
+        print(f"{t.target:34} {t.median_ms:>10} {t.p90_ms:>8} {t.min_ms:>8}")
+    print(f"cold page, no caches (full store read + grouping + every entry rendered): "
+          f"{report.server_side_page_ms} ms median")
+    print("limits:", ", ".join(f"{k} {'ok' if v else 'OVER'}" for k, v in report.passed.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_view")
+    parser.add_argument("--prs", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp:
+        report = asyncio.run(run(max(args.prs, len(_SHAPES)), args.runs, args.seed, Path(tmp)))
+    _print(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(asdict(report), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
