@@ -30,14 +30,13 @@ from bot.intake.webhooks import (
     route_event,
     signature_matches,
 )
-from bot.logs import BoundLine, register_secret
+from bot.logs import bind_log_context, register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
 from bot.queue.worker_thread import JobRunner
 from bot.settings import Settings
 
 log = logging.getLogger("bot.intake.app")
-_delivery_line = BoundLine(log)
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
@@ -105,6 +104,12 @@ class _Intake:
 
     async def webhook(self, request: Request) -> Response:
         started = time.perf_counter()
+        # Every line logged while handling this delivery carries its id.
+        delivery_id = request.headers.get("x-github-delivery", "")[:80] or None
+        with bind_log_context(delivery=delivery_id):
+            return await self._webhook(request, started)
+
+    async def _webhook(self, request: Request, started: float) -> Response:
         try:
             reply = await self._handle(request)
         except _Rejected as rejected:
@@ -125,8 +130,8 @@ class _Intake:
             reply.event, reply.action, reply.outcome)
         fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
         fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
-        _delivery_line(logging.INFO if reply.status < 400 else logging.WARNING,
-                       f"delivery {reply.outcome}", fields)
+        log.log(logging.INFO if reply.status < 400 else logging.WARNING,
+                "delivery %s", reply.outcome, extra=fields)
         return _AsciiJSONResponse(reply.body, status_code=reply.status)
 
     async def _handle(self, request: Request) -> _Reply:
