@@ -20,6 +20,11 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "No file list was available; areas come from the title, body and labels only.",
         "zh": "没有拿到文件列表;领域仅根据标题、正文和标签判断。",
     },
+    "note.added_scan_partial": {
+        "en": "The added lines are too large to scan in full: rules that look at them saw "
+        "only part of the diff.",
+        "zh": "新增代码行过多,无法全部扫描:检查新增行的规则只看到了部分 diff。",
+    },
     "note.repo_config_invalid": {
         "en": "The repository's pr-digest config is invalid, so the bundled rules were used: "
         "{problem}",
@@ -400,7 +405,6 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "view.feed_label": {"en": "Atom feed of {label}", "zh": "{label} 的 Atom 订阅"},
     "view.api": {"en": "JSON", "zh": "JSON"},
     "view.back": {"en": "Back to the label view", "zh": "返回标签视图"},
-    "view.on_github": {"en": "Open on GitHub", "zh": "在 GitHub 上打开"},
     "view.empty": {
         "en": "No digest is stored for {repo} yet.",
         "zh": "{repo} 还没有任何摘要。",
