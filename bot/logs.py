@@ -1,4 +1,10 @@
-"""Structured JSON logs on stderr, with secrets masked before anything is written."""
+"""Structured logs on stderr (JSON lines, or a console format for people), with secrets
+masked before anything is written.
+
+Every `extra=` field a caller passes is kept (no whitelist that silently drops fields),
+and the fields bound with `bind_log_context` (job and delivery ids, per job) are added to
+every line logged inside it, handlers included.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,45 @@ import logging
 import re
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
-# Context fields callers pass with `extra=`; everything else on the record is noise.
+LogFormat = Literal["json", "console"]
+# The attributes every LogRecord has; anything else on a record came from `extra=` or
+# from the bound context, and is written out.
+_RECORD_ATTRIBUTES = frozenset(
+    logging.LogRecord("", 0, "", 0, "", None, None).__dict__
+) | {"message", "asctime", "taskName", "_pr_digest_redacted"}
+# Fields most lines carry, in this order first (the rest follow as given).
 CONTEXT_FIELDS = (
     "delivery", "event", "action", "outcome", "repo", "pr", "installation", "job", "kind",
     "attempt", "duration_ms", "error", "reason", "status",
 )
 MASK = "[REDACTED]"
+_context: ContextVar[dict[str, object] | None] = ContextVar("pr_digest_log_context",
+                                                            default=None)
+
+
+@contextmanager
+def bind_log_context(**fields: object) -> Iterator[None]:
+    """Add these fields to every line logged inside the block (this task and its calls)."""
+    current = _context.get() or {}
+    token = _context.set({**current, **{k: v for k, v in fields.items() if v is not None}})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def extra_fields(record: logging.LogRecord) -> dict[str, object]:
+    """The record's own fields (from `extra=` and the bound context), known ones first."""
+    found = {k: v for k, v in record.__dict__.items() if k not in _RECORD_ATTRIBUTES}
+    ordered = {name: found.pop(name) for name in CONTEXT_FIELDS if name in found}
+    ordered.update(found)
+    return ordered
 
 _PATTERNS = (
     re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|$)", re.DOTALL),
@@ -58,23 +94,33 @@ def redact(text: str) -> str:
     return text
 
 
-def _redact_value(value: object) -> object:
+def _redact_value(value: object, depth: int = 0) -> object:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, int | float | bool) or value is None:
         return value
+    # Lists of logins or labels stay lists in JSON; anything deeper or odd becomes text.
+    if depth < 3 and isinstance(value, list | tuple | set | frozenset):
+        return [_redact_value(item, depth + 1) for item in value]
+    if depth < 3 and isinstance(value, dict):
+        return {str(k): _redact_value(v, depth + 1) for k, v in value.items()}
     return redact(repr(value))
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites the record in place, so every handler after it sees masked text only."""
+    """Rewrites the record in place, so every handler after it sees masked text only.
+    Also adds the bound context's fields the call did not pass itself."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.__dict__.get("_pr_digest_redacted"):
+            return True
+        for name, value in (_context.get() or {}).items():
+            record.__dict__.setdefault(name, value)
         record.msg = redact(record.getMessage())
         record.args = None
-        for name in CONTEXT_FIELDS:
-            if name in record.__dict__:
-                record.__dict__[name] = _redact_value(record.__dict__[name])
+        for name in extra_fields(record):
+            record.__dict__[name] = _redact_value(record.__dict__[name])
+        record.__dict__["_pr_digest_redacted"] = True
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
@@ -91,9 +137,8 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
             "logger": record.name,
         }
-        for name in CONTEXT_FIELDS:
-            value = record.__dict__.get(name)
-            if value is not None:
+        for name, value in extra_fields(record).items():
+            if value is not None and name not in line:
                 line[name] = value
         if record.exc_text:
             line["exc"] = record.exc_text
@@ -103,14 +148,44 @@ class JsonFormatter(logging.Formatter):
         return redact(json.dumps(line, default=str, ensure_ascii=False))
 
 
-def configure_logging(level: str | int = "INFO") -> logging.Handler:
-    """Route the root logger to stderr as JSON lines. Idempotent: replaces our handler."""
+class ConsoleFormatter(logging.Formatter):
+    """`12:00:01 INFO  bot.queue.jobs: job ok  job=3 repo=a/b pr=7` for a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created, UTC).strftime("%H:%M:%S")
+        text = f"{when} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        fields = " ".join(f"{k}={_console_value(v)}" for k, v in extra_fields(record).items()
+                          if v is not None)
+        if fields:
+            text += f"  {fields}"
+        if record.exc_text:
+            text += "\n" + record.exc_text
+        elif record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return redact(text)
+
+
+def _console_value(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(str(item) for item in value)
+    text = str(value)
+    return json.dumps(text, ensure_ascii=False) if (" " in text or not text) else text
+
+
+def default_log_format() -> LogFormat:
+    """Console for a person at a terminal, JSON lines for everything else."""
+    return "console" if sys.stderr.isatty() else "json"
+
+
+def configure_logging(level: str | int = "INFO", fmt: LogFormat = "json") -> logging.Handler:
+    """Route the root logger to stderr (JSON lines or console). Idempotent: replaces our
+    handler."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, "_pr_digest", False):
             root.removeHandler(handler)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(ConsoleFormatter() if fmt == "console" else JsonFormatter())
     handler.addFilter(RedactingFilter())
     handler._pr_digest = True  # type: ignore[attr-defined]
     root.addHandler(handler)

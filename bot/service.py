@@ -21,7 +21,7 @@ from bot.handlers.processor import JobProcessor
 from bot.handlers.repo_rules import RulesProvider
 from bot.intake.app import create_app
 from bot.intake.http_protocol import guarded_protocol
-from bot.logs import configure_logging, register_secret
+from bot.logs import configure_logging, default_log_format, register_secret
 from bot.metrics import Metrics
 from bot.queue.jobs import Worker
 from bot.queue.ledger import Ledger
@@ -144,7 +144,7 @@ def _exit_after_drain(signum: int, frame: object) -> None:
 
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format or default_log_format())
     service = build_service(settings)
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"

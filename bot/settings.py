@@ -141,24 +141,29 @@ class Settings(BaseSettings):
     )
     index_enabled: bool = Field(
         default=True,
-        description="Keep a symbol index of each repository's default branch (refreshed on"
+        description="keep a symbol index of each repository's default branch (refreshed on"
         " push) and add siblings, overrides and callers to the digest",
     )
     index_settle_seconds: float = Field(
         default=600.0, ge=0,
-        description="At most one index refresh per repository per this many seconds: pushes"
+        description="at most one index refresh per repository per this many seconds: pushes"
         " in between are folded into the pending refresh (vLLM merges many PRs an hour)",
     )
     index_max_tarball_bytes: int = Field(
         default=300 * 1024 * 1024, gt=0,
-        description="Largest default-branch tarball the index downloads; a bigger one is"
+        description="largest default-branch tarball the index downloads; a bigger one is"
         " refused with a logged note",
     )
     log_level: str = Field(
         default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
     )
+    log_format: Literal["json", "console"] | None = Field(
+        default=None,
+        description="`json` (one object a line) or `console` (for people); unset: console "
+        "when stderr is a terminal, else JSON",
+    )
 
-    @field_validator("app_id", "private_key_path", "bot_login", mode="before")
+    @field_validator("app_id", "private_key_path", "bot_login", "log_format", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         # `DIGEST_APP_ID=` in an env file means "not set", not "an invalid integer".

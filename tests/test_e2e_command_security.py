@@ -85,6 +85,12 @@ def _reaction_posts(state: FakeGitHubState, comment_ids: set[int]) -> int:
                and int(c.path.rstrip("/").split("/")[-2]) in comment_ids)
 
 
+def _content_writes(state: FakeGitHubState) -> int:
+    """Writes that create or change content (not the installation-token mint)."""
+    return sum(1 for c in list(state.calls)
+               if c.method in WRITE_METHODS and "access_tokens" not in c.route)
+
+
 def _settle(svc: ServiceProcess) -> None:
     time.sleep(svc.settle_seconds + 0.7)
 
@@ -149,10 +155,10 @@ def test_outsider_junk_neither_blocks_a_maintainer_nor_spends_writes(
 ) -> None:
     number = 804
     _pull(state, number)
-    writes_before = sum(1 for c in list(state.calls) if c.method in WRITE_METHODS)
+    writes_before = _content_writes(state)
     junk = [_say(state, svc, number, STRANGER, f"/digest route {i}") for i in range(20)]
     svc.wait_for_job(number, kind="command", count=20, timeout=30)
-    junk_writes = sum(1 for c in list(state.calls) if c.method in WRITE_METHODS) - writes_before
+    junk_writes = _content_writes(state) - writes_before
 
     mute = _say(state, svc, number, MAINTAINER, "/digest mute", association="MEMBER")
     svc.wait_for_job(number, kind="command", count=21, timeout=15)

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RULES = load_rules(ROOT / "rules")
 # A compile fix with patches (the sync-debug PR), a YaRN numerics fix, a ROCm perf
 # backend, a frontend cleanup and a docs-only PR (quiet).
-REAL_CASES = (46280, 45033, 51753, 51215)
+REAL_CASES = (46280, 45033, 51753, 51215, 45525, 55857, 50752)
 
 
 def _case(number: int) -> dict[str, Any]:

@@ -179,3 +179,62 @@ async def test_repo_config_can_disable_an_area() -> None:
     assert outcome.digest is not None
     assert "compile" not in {a.id for a in outcome.digest.areas}
     assert outcome.digest.notes == ()
+
+
+async def test_linked_pr_titles_are_read_at_most_three_per_job_and_cached() -> None:
+    state = make_state()
+    for number, title in ((11, "Old approach"), (12, "First part"), (13, "Base"), (14, "Extra")):
+        state.add_pull(REPO, number, title=title, body="", files=COMPILE_FILES)
+    body = (
+        "Supersedes #11. Follow-up to #12 and #13. Part of #14. Fixes #99.\n\n"
+        + UNTESTED_BODY
+    )
+    state.add_pull(REPO, 20, title="[torch.compile] Fix", body=body, files=COMPILE_FILES)
+    gh, ctx = gh_for(state), make_ctx()
+
+    def pull_reads() -> list[str]:
+        return [c.path for c in state.calls
+                if c.method == "GET" and c.route == "/repos/{owner}/{repo}/pulls/{number}"]
+
+    outcome = await sync_pull_request(gh, ctx, REPO, 20)
+    assert outcome.digest is not None
+    titled = {(link.kind, link.number): link.title for link in outcome.digest.links}
+    # Three reads: #11-#13; #14 waits for a later job; "Fixes #99" is an issue.
+    assert titled == {("supersedes", 11): "Old approach", ("follow-up", 12): "First part",
+                      ("follow-up", 13): "Base", ("part-of", 14): "", ("fixes", 99): ""}
+    assert sorted(pull_reads()) == [f"/repos/{REPO}/pulls/{n}" for n in (11, 12, 13, 20)]
+    (comment,) = state.bot_comments(REPO, 20, BOT)
+    assert "supersedes \\#\u206011 (Old approach)" in comment
+
+    await sync_pull_request(gh, ctx, REPO, 20)
+    # Cached titles are not read again; the one left over is read now.
+    assert sorted(pull_reads()).count(f"/repos/{REPO}/pulls/11") == 1
+    assert f"/repos/{REPO}/pulls/14" in pull_reads()
+
+
+async def test_an_unreadable_linked_pr_leaves_the_number_and_the_digest_posts() -> None:
+    state = make_state()
+    state.add_pull(REPO, 20, title="[torch.compile] Fix", body="Depends on #77.\n" + UNTESTED_BODY,
+                   files=COMPILE_FILES)
+    outcome = await sync_pull_request(gh_for(state), make_ctx(), REPO, 20)
+    assert outcome.action == "create"
+    assert outcome.digest is not None
+    assert [(link.number, link.title) for link in outcome.digest.links] == [(77, "")]
+    (comment,) = state.bot_comments(REPO, 20, BOT)
+    assert "depends on \\#\u206077" in comment
+
+
+async def test_a_failing_title_read_is_not_cached_and_does_not_fail_the_job() -> None:
+    state = make_state()
+    state.add_pull(REPO, 11, title="Old approach", body="", files=COMPILE_FILES)
+    state.add_pull(REPO, 20, title="[torch.compile] Fix", body="Supersedes #11.\n" + UNTESTED_BODY,
+                   files=COMPILE_FILES)
+    state.fail_next("GET", f"/repos/{REPO}/pulls/11", 502)
+    gh, ctx = gh_for(state), make_ctx()
+    first = await sync_pull_request(gh, ctx, REPO, 20)
+    assert first.action == "create"
+    assert first.digest is not None
+    assert [link.title for link in first.digest.links] == [""]
+    second = await sync_pull_request(gh, ctx, REPO, 20)
+    assert second.digest is not None
+    assert [link.title for link in second.digest.links] == ["Old approach"]

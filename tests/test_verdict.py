@@ -126,7 +126,7 @@ def test_reason_names_criticality_area_size_and_risks() -> None:
 
 def test_reason_in_chinese_and_for_more_areas() -> None:
     call = judge_verdict(pr(5, 1), (FRONTEND, COMPILE), (), "zh")
-    assert call.reason == "高关键度的torch.compile(另有 1 个领域)改动,1 个文件 +5/−1"
+    assert call.reason == "高关键度的 torch.compile（另有 1 个领域）改动，1 个文件 +5/−1"
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,6 @@ _CUES: tuple[tuple[str, int], ...] = (
     ("which is why", 2),
     ("chose", 2),
     ("opted", 2),
-    ("not duplicate", 1),
     ("follow-up", 1),
     ("no longer", 1),
 )
@@ -88,7 +87,7 @@ _SKIP_HEADINGS = tuple(
         "benchmark",
         "accuracy",
         "checklist",
-        "duplicate",
+        "duplicat",
         "release note",
         "documentation",
         "ai assist",
@@ -98,6 +97,8 @@ _SKIP_HEADINGS = tuple(
     ]
 )
 _SKIP_STARTS = ("cc ", "fix #", "fixes #", "closes #", "resolves #", "ai assistance", "signed-off")
+_AUTHOR_SUBJECTS = ("this pr", "this change", "this patch", "we ", "i ", "instead", "the fix")
+_WEAKER_BY = 4
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.")
 _TICKED = re.compile(r"`([^`\n]{1,160})`")
@@ -123,7 +124,11 @@ def harvest_decisions(
         decision = Decision(shorten(sentence, _first_cue(sentence)), concerns, concerns_file, score)
         candidates.append((-score, position, decision))
     candidates.sort(key=lambda c: (c[0], c[1]))
-    chosen = _distinct([c for c in candidates], limit)
+    if candidates:
+        # Far weaker than the best one is background, not a decision worth a line.
+        floor = max(2, -candidates[0][0] - _WEAKER_BY)
+        candidates = [c for c in candidates if -c[0] >= floor]
+    chosen = _distinct(candidates, limit)
     # Shown in the order the author wrote them: the argument reads better that way.
     return tuple(d for _, _, d in sorted(chosen, key=lambda c: c[1]))
 
@@ -214,11 +219,16 @@ def _decision_heading(heading: str) -> bool:
 def _score(sentence: str, heading: str) -> int:
     lowered = sentence.lower()
     score = 3 if _decision_heading(heading) else 0
+    # The author speaking about their own change ("This PR keeps...", "We avoid...")
+    # states a decision; the same cue about a library's behaviour is background.
+    cued = 0
     for phrase, weight in _CUES:
         at = lowered.find(phrase)
         if at >= 0 and (at == 0 or phrase[0] in ", " or not lowered[at - 1].isalnum()):
-            score += weight
-    return min(score, 9)
+            cued += weight
+    if cued and (lowered.startswith(_AUTHOR_SUBJECTS) or " this pr " in lowered):
+        cued += 2
+    return min(score + cued, 9)
 
 
 def _concerns(

@@ -7,6 +7,7 @@ Sections are grouped by the module that uses them; keep every key in both langua
 from __future__ import annotations
 
 from bot.core.findings import Lang
+from bot.core.zh_text import full_width, space_mixed
 
 CATALOGUE: dict[str, dict[Lang, str]] = {
     # --- digest assembly (bot/core/digest.py, bot/handlers/) ----------------
@@ -154,6 +155,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
     "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},
     "render.list_sep": {"en": " · ", "zh": " · "},
+    "render.comma": {"en": ", ", "zh": "、"},
+    "render.paren": {"en": " ({text})", "zh": "（{text}）"},
+    "trace.files": {"en": "{count:,} files", "zh": "{count:,} 个文件"},
+    "trace.files.one": {"en": "1 file", "zh": "1 个文件"},
     "render.symbol.mentioned": {"en": "named in the description", "zh": "描述中提到"},
     # --- the patch read structurally (bot/core/structure.py) ------------------
     "structure.reordered": {
@@ -256,7 +261,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.severity.high": {"en": "🔴", "zh": "🔴"},
     "render.severity.medium": {"en": "🟠", "zh": "🟠"},
     "render.severity.low": {"en": "🟡", "zh": "🟡"},
-    "render.routing": {"en": "Routing", "zh": "分派"},
+    "render.routing": {"en": "Routing", "zh": "路由"},
     "render.suggested_users": {"en": "Suggested reviewers", "zh": "建议评审者"},
     "render.suggested_teams": {"en": "Suggested teams", "zh": "建议团队"},
     "render.labels": {"en": "Labels", "zh": "标签"},
@@ -444,8 +449,16 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
 }
 
 
+# Chinese entries are written naturally; punctuation is made full-width once here so
+# every sentence is consistent however it was typed.
+for _entry in CATALOGUE.values():
+    if "zh" in _entry:
+        _entry["zh"] = full_width(_entry["zh"])
+
+
 def t(lang: Lang, key: str, **params: object) -> str:
     """The text for `key` in `lang` (English when a translation is missing)."""
     entry = CATALOGUE[key]
     text = entry.get(lang) or entry["en"]
-    return text.format(**params) if params else text
+    text = text.format(**params) if params else text
+    return space_mixed(text) if lang == "zh" else text

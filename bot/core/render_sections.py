@@ -85,7 +85,7 @@ def _limited(
         text = show(value)
         shown.append(text)
         used += len(text) + 2
-    text = ", ".join(shown)
+    text = t(lang, "render.comma").join(shown)
     if len(shown) < len(items):
         text += " " + t(lang, "render.more", count=len(items) - len(shown))
     return text
@@ -95,7 +95,8 @@ def who_lines(digest: Digest) -> Iterator[str]:
     for area in digest.areas:
         line = f"- **{sanitize_trusted(area.title, 120)}**"
         if area.files:
-            line += f" ({_count(digest.lang, 'render.files_count', len(area.files))})"
+            count = _count(digest.lang, "render.files_count", len(area.files))
+            line += t(digest.lang, "render.paren", text=count)
         if area.audience:
             line += f" — {sanitize_trusted(area.audience, 200)}"
         yield line
@@ -110,7 +111,8 @@ def ci_path(name: str) -> str:
 def ci_lines(digest: Digest) -> Iterator[str]:
     """One line: the Buildkite areas every matched area asks for."""
     if digest.ci_areas:
-        yield f"- {_label(digest.lang, 'render.ci')}" + ", ".join(map(ci_path, digest.ci_areas))
+        comma = t(digest.lang, "render.comma")
+        yield f"- {_label(digest.lang, 'render.ci')}" + comma.join(map(ci_path, digest.ci_areas))
 
 
 def _item_line(ident: str, ticked: frozenset[str], text: str, tail: str) -> str:
@@ -243,7 +245,8 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
     removed = digest.removed_files
     if removed:
         limit = d.files_max
-        text = ", ".join(_file_code(f) for f in (removed if limit is None else removed[:limit]))
+        listed = removed if limit is None else removed[:limit]
+        text = t(lang, "render.comma").join(_file_code(f) for f in listed)
         if limit is not None and len(removed) > limit:
             text += " " + _count(lang, "render.more_files", len(removed) - limit)
         yield f"- {_label(lang, 'render.removed_files')}{text}"
@@ -252,15 +255,17 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
 def routing_lines(digest: Digest) -> Iterator[str]:
     lang = digest.lang
 
+    comma = t(lang, "render.comma")
+
     def names(values: Iterable[str]) -> str:
-        return ", ".join(escape_text(v, 80) for v in values)
+        return comma.join(escape_text(v, 80) for v in values)
 
     if digest.reviewers.users:
         yield f"- {_label(lang, 'render.suggested_users')}{names(digest.reviewers.users)}"
     if digest.reviewers.teams:
         yield f"- {_label(lang, 'render.suggested_teams')}{names(digest.reviewers.teams)}"
     if digest.labels:
-        labels = ", ".join(escape_code(label, 80) for label in digest.labels)
+        labels = comma.join(escape_code(label, 80) for label in digest.labels)
         yield f"- {_label(lang, 'render.labels')}{labels}"
     routing = digest.routing
     if routing is None:
@@ -271,7 +276,7 @@ def routing_lines(digest: Digest) -> Iterator[str]:
         for who in (*routing.requested_users, *routing.requested_teams)
     ]
     if requested:
-        yield f"- {_label(lang, 'render.requested')}" + ", ".join(requested)
+        yield f"- {_label(lang, 'render.requested')}" + comma.join(requested)
     if routing.skipped:
         skipped = "; ".join(
             f"{escape_text(who, 80)} — {sanitize_trusted(why, 160)}" for who, why in routing.skipped

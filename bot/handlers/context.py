@@ -43,6 +43,9 @@ class HandlerContext:
     on_converged: ConvergedSink | None = None
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
+    # Titles of the PRs a description links to ("" when it is not a PR): a title rarely
+    # changes, and every digest of a PR would otherwise read them again.
+    link_titles: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(3600.0))
     # Maintainers' commands and everyone else's are budgeted apart: outsiders can never
     # spend (and so deny) a maintainer's budget (issue 8, item 3).
     command_budget: CommandBudget = field(init=False)

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from bot.core.commands import CommandSpec
-from bot.core.digest import build_digest, repo_config_note
+from bot.core.digest import build_digest, linked_work, repo_config_note
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest, Lang
 from bot.core.marker import Marker, parse_marker
@@ -33,6 +33,7 @@ from bot.handlers.converged import Converged
 from bot.handlers.routing import route_pull_request
 
 log = logging.getLogger(__name__)
+MAX_LINK_READS = 3  # GETs per job for the titles of linked PRs
 
 HELP: tuple[CommandSpec, ...] = tuple(
     CommandSpec(name=name, usage=usage, summary_key=f"commands.summary.{name}", who=who)
@@ -104,8 +105,10 @@ async def sync_pull_request(
     facts = _facts(pr, files)
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    titles = await linked_titles(gh, ctx, facts)
     digest = build_digest(
-        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context
+        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context,
+        link_titles=titles,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -135,7 +138,7 @@ async def sync_pull_request(
         quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
         plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body)
     await execute_sticky(gh, ctx, repo, number, plan)
-    facts = _facts(pr, files)
+    facts = _facts(pr, files)  # labels may have changed above
     extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
 
     problem = repo_rules.problem
@@ -143,11 +146,44 @@ async def sync_pull_request(
     def in_language(other: Lang) -> Digest:
         other_notes = (repo_config_note(problem, other),) if problem else ()
         return build_digest(
-            facts, rules, other, explain=explain, extra_notes=other_notes
+            facts, rules, other, explain=explain, extra_notes=other_notes,
+            repo_context=context, link_titles=titles,
         ).model_copy(update=extras)
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))
     return SyncOutcome(plan.action, pr, digest, markdown)
+
+
+async def linked_titles(
+    gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts
+) -> dict[tuple[str, int], str]:
+    """Titles of the same-repository PRs the description links to: at most
+    MAX_LINK_READS reads per job, cached across jobs. "Fixes #N" names an issue, not a
+    PR, and is left as a number; so is anything GitHub will not answer (a title is
+    never worth failing the digest for)."""
+    titles: dict[tuple[str, int], str] = {}
+    reads = 0
+    for link in linked_work(facts):
+        if link.repo or link.kind == "fixes" or link.number == facts.number:
+            continue
+        key = f"{facts.repo}#{link.number}"
+        title = ctx.link_titles.get(key)
+        if title is None:
+            if reads >= MAX_LINK_READS:
+                continue
+            reads += 1
+            try:
+                title = (await gh.get_pull(facts.repo, link.number)).title
+            except NotFound:
+                title = ""  # an issue, or gone: remember that too
+            except GitHubError as exc:
+                log.info("linked PR title unavailable: %s", exc,
+                         extra={"repo": facts.repo, "pr": facts.number})
+                continue
+            ctx.link_titles[key] = title
+        if isinstance(title, str) and title:
+            titles[(link.repo, link.number)] = title
+    return titles
 
 
 async def _publish(ctx: HandlerContext, converged: Converged) -> None:

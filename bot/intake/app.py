@@ -29,7 +29,7 @@ from bot.intake.webhooks import (
     route_event,
     signature_matches,
 )
-from bot.logs import register_secret
+from bot.logs import bind_log_context, register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
 from bot.queue.worker_thread import JobRunner
@@ -98,6 +98,12 @@ class _Intake:
 
     async def webhook(self, request: Request) -> Response:
         started = time.perf_counter()
+        # Every line logged while handling this delivery carries its id.
+        delivery_id = request.headers.get("x-github-delivery", "")[:80] or None
+        with bind_log_context(delivery=delivery_id):
+            return await self._webhook(request, started)
+
+    async def _webhook(self, request: Request, started: float) -> Response:
         try:
             reply = await self._handle(request)
         except _Rejected as rejected:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from bot.logs import redact
+from bot.logs import bind_log_context, redact
 from bot.metrics import Metrics
 from bot.queue.store import Job, JobStore, StoreUnavailable
 
@@ -191,7 +191,10 @@ class Worker:
         started = time.perf_counter()
         heartbeat = asyncio.create_task(self._keep_lease(job), name=f"lease-{job.id}")
         try:
-            await self._run_job(job, context, started)
+            # Handler lines (and the GitHub calls they make) carry the job and delivery ids.
+            with bind_log_context(job=job.id, delivery=job.delivery_id, repo=job.repo,
+                                  pr=job.number):
+                await self._run_job(job, context, started)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ from bot.core.repo_index.model import (
 
 KEEP_GENERATIONS = 2
 _BATCH_FILES = 200
+_IN_BATCH = 500  # bound variables per IN list, far below SQLite's limit
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS index_generations (
@@ -41,8 +42,12 @@ CREATE TABLE IF NOT EXISTS index_generations (
 );
 CREATE INDEX IF NOT EXISTS index_generations_repo ON index_generations (repo, state, id);
 CREATE TABLE IF NOT EXISTS index_files (
-    gen INTEGER NOT NULL, path TEXT NOT NULL, record TEXT NOT NULL, imports TEXT NOT NULL,
+    gen INTEGER NOT NULL, path TEXT NOT NULL, record TEXT NOT NULL,
     PRIMARY KEY (gen, path)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS index_imports (
+    gen INTEGER NOT NULL, module TEXT NOT NULL, path TEXT NOT NULL,
+    PRIMARY KEY (gen, module, path)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS index_bases (
     gen INTEGER NOT NULL, base TEXT NOT NULL, path TEXT NOT NULL, class TEXT NOT NULL,
@@ -53,12 +58,13 @@ CREATE TABLE IF NOT EXISTS index_methods (
     gen INTEGER NOT NULL, path TEXT NOT NULL, class TEXT NOT NULL, name TEXT NOT NULL,
     PRIMARY KEY (gen, path, class, name)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS index_methods_name ON index_methods (gen, name);
 CREATE TABLE IF NOT EXISTS index_calls (
     gen INTEGER NOT NULL, callee TEXT NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY (gen, callee, path)
 ) WITHOUT ROWID;
 """
-_TABLES = ("index_files", "index_bases", "index_methods", "index_calls")
+_TABLES = ("index_files", "index_imports", "index_bases", "index_methods", "index_calls")
 
 
 @dataclass(frozen=True)
@@ -79,8 +85,17 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 10_000) -> sqlite3.Conne
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    _drop_outdated(conn)
     conn.executescript(_SCHEMA)
     return conn
+
+
+def _drop_outdated(conn: sqlite3.Connection) -> None:
+    # The index is a cache: tables of an older layout are dropped and rebuilt on refresh.
+    columns = {r["name"] for r in conn.execute("PRAGMA table_info(index_files)")}
+    if "imports" in columns:
+        for table in (*_TABLES, "index_generations"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 @contextmanager
@@ -131,7 +146,7 @@ def _encode(record: FileRecord) -> str:
     }, separators=(",", ":"))
 
 
-def _decode(path: str, text: str, imports: str) -> FileRecord:
+def _decode(path: str, text: str) -> FileRecord:
     data = json.loads(text)
     return FileRecord(
         path=path,
@@ -141,7 +156,6 @@ def _decode(path: str, text: str, imports: str) -> FileRecord:
             FunctionRecord(n, cls, line, end, body, tuple(decs), tuple(params))
             for n, cls, line, end, body, decs, params in data["f"]
         ),
-        imports=tuple(imports.split("\n")) if imports else (),
     )
 
 
@@ -176,12 +190,14 @@ class IndexWriter:
         if not self._pending:
             return
         gen = self.gen
-        files: list[tuple[int, str, str, str]] = []
+        files: list[tuple[int, str, str]] = []
+        imports: list[tuple[int, str, str]] = []
         bases: list[tuple[int, str, str, str, str]] = []
         methods: list[tuple[int, str, str, str]] = []
         calls: list[tuple[int, str, str, int]] = []
         for r in self._pending:
-            files.append((gen, r.path, _encode(r), "\n".join(r.imports)))
+            files.append((gen, r.path, _encode(r)))
+            imports.extend((gen, module, r.path) for module in dict.fromkeys(r.imports))
             for c in r.classes:
                 joined = " ".join(c.bases)
                 bases.extend((gen, b, r.path, c.name, joined) for b in dict.fromkeys(c.bases))
@@ -195,7 +211,8 @@ class IndexWriter:
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany("INSERT OR REPLACE INTO index_files VALUES (?, ?, ?, ?)", files)
+            conn.executemany("INSERT OR REPLACE INTO index_files VALUES (?, ?, ?)", files)
+            conn.executemany("INSERT OR IGNORE INTO index_imports VALUES (?, ?, ?)", imports)
             conn.executemany("INSERT OR IGNORE INTO index_bases VALUES (?, ?, ?, ?, ?)", bases)
             conn.executemany("INSERT OR IGNORE INTO index_methods VALUES (?, ?, ?, ?)", methods)
             conn.executemany("INSERT OR REPLACE INTO index_calls VALUES (?, ?, ?, ?)", calls)
@@ -256,24 +273,35 @@ class SqliteIndexView:
 
     def file(self, path: str) -> FileRecord | None:
         row = self._conn.execute(
-            "SELECT record, imports FROM index_files WHERE gen = ? AND path = ?",
-            (self._gen, path),
+            "SELECT record FROM index_files WHERE gen = ? AND path = ?", (self._gen, path)
         ).fetchone()
-        return _decode(path, row["record"], row["imports"]) if row else None
+        # Without `imports`: the queries ask `importers` instead, an indexed look-up.
+        return _decode(path, row["record"]) if row else None
 
-    def subclasses(self, base: str) -> Sequence[ClassRef]:
+    def _in_batches(self, sql: str, values: Collection[str]) -> list[sqlite3.Row]:
+        """`sql` holds one `{marks}` for an IN list; run it over `values` in batches."""
+        rows: list[sqlite3.Row] = []
+        ordered = sorted(values)
+        for start in range(0, len(ordered), _IN_BATCH):
+            batch = ordered[start:start + _IN_BATCH]
+            marks = ",".join("?" * len(batch))
+            rows.extend(self._conn.execute(sql.format(marks=marks), (self._gen, *batch)))
+        return rows
+
+    def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
+        rows = self._in_batches(
+            "SELECT path, class, bases FROM index_bases WHERE gen = ? AND base IN ({marks})",
+            bases,
+        )
+        found = {(r["path"], r["class"]): r["bases"] for r in rows}
+        return [ClassRef(path, name, tuple(b.split())) for (path, name), b in found.items()]
+
+    def classes_defining(self, method: str) -> frozenset[tuple[str, str]]:
         rows = self._conn.execute(
-            "SELECT path, class, bases FROM index_bases WHERE gen = ? AND base = ?",
-            (self._gen, base),
+            "SELECT path, class FROM index_methods WHERE gen = ? AND name = ?",
+            (self._gen, method),
         ).fetchall()
-        return [ClassRef(r["path"], r["class"], tuple(r["bases"].split())) for r in rows]
-
-    def defines(self, path: str, class_name: str, method: str) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM index_methods WHERE gen = ? AND path = ? AND class = ? AND name = ?",
-            (self._gen, path, class_name, method),
-        ).fetchone()
-        return row is not None
+        return frozenset((r["path"], r["class"]) for r in rows)
 
     def call_sites(self, callee: str, limit: int) -> Sequence[CallSite]:
         rows = self._conn.execute(
@@ -283,18 +311,17 @@ class SqliteIndexView:
         ).fetchall()
         return [CallSite(r["path"], callee, r["count"]) for r in rows]
 
-    def imports(self, path: str) -> tuple[str, ...]:
-        row = self._conn.execute(
-            "SELECT imports FROM index_files WHERE gen = ? AND path = ?", (self._gen, path)
-        ).fetchone()
-        return tuple(row["imports"].split("\n")) if row and row["imports"] else ()
+    def importers(self, modules: Collection[str]) -> frozenset[str]:
+        rows = self._in_batches(
+            "SELECT path FROM index_imports WHERE gen = ? AND module IN ({marks})", modules
+        )
+        return frozenset(r["path"] for r in rows)
 
     def records(self) -> Iterator[FileRecord]:
         rows = self._conn.execute(
-            "SELECT path, record, imports FROM index_files WHERE gen = ? ORDER BY path",
-            (self._gen,),
+            "SELECT path, record FROM index_files WHERE gen = ? ORDER BY path", (self._gen,)
         ).fetchall()
-        return (_decode(r["path"], r["record"], r["imports"]) for r in rows)
+        return (_decode(r["path"], r["record"]) for r in rows)
 
     def paths(self) -> list[str]:
         rows = self._conn.execute(

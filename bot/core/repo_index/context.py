@@ -149,40 +149,47 @@ def _overrides(
 def overriders(
     view: IndexView, record: FileRecord, class_name: str, method: str
 ) -> list[tuple[str, str]]:
-    """Classes anywhere below `class_name` that define `method` themselves."""
+    """Classes anywhere below `class_name` that define `method` themselves. One batch of
+    look-ups per level of the hierarchy, not one per class."""
     found: list[tuple[str, str]] = []
+    defining: frozenset[tuple[str, str]] | None = None
     seen: set[tuple[str, str]] = {(record.path, class_name)}
-    level = [(record.path, record.module, class_name)]
+    level = [(record.path, class_name)]
     for _ in range(_MAX_DEPTH):
-        following: list[tuple[str, str, str]] = []
-        for path, module, name in level:
-            for sub in view.subclasses(name):
-                key = (sub.path, sub.name)
-                if key in seen or not _refers_to(view, sub.path, path, module, name):
-                    continue
-                seen.add(key)
-                if len(seen) > _MAX_SUBCLASSES:
-                    return found
-                if view.defines(sub.path, sub.name, method):
-                    found.append(key)
-                following.append((sub.path, _module_of(sub.path), sub.name))
+        by_name: dict[str, list[str]] = {}
+        for path, name in level:
+            by_name.setdefault(name, []).append(path)
+        subs = [s for s in view.subclasses(list(by_name)) if (s.path, s.name) not in seen]
+        if not subs:
+            break
+        if defining is None:
+            defining = view.classes_defining(method)
+        named = {base for sub in subs for base in sub.bases if base in by_name}
+        # Who imports each base of this level: a same-named class elsewhere is not it.
+        importing = {
+            (path, name): view.importers(importers_of(module_name(path), name))
+            for name in named
+            for path in by_name[name]
+        }
+        following: list[tuple[str, str]] = []
+        for sub in subs:
+            key = (sub.path, sub.name)
+            if key in seen or not any(
+                sub.path == path or sub.path in importing[(path, base)]
+                for base in sub.bases
+                for path in by_name.get(base, ())
+            ):
+                continue
+            seen.add(key)
+            if len(seen) > _MAX_SUBCLASSES:
+                return found
+            if key in defining:
+                found.append(key)
+            following.append(key)
         if not following:
             break
         level = following
     return found
-
-
-def _refers_to(view: IndexView, path: str, base_path: str, base_module: str, name: str) -> bool:
-    """Whether the class named `name` in `path` can be the one defined in `base_module`:
-    same file, or the file imports it (directly or through a package re-export)."""
-    if path == base_path:
-        return True
-    wanted = importers_of(base_module, name)
-    return any(imported in wanted for imported in view.imports(path))
-
-
-def _module_of(path: str) -> str:
-    return module_name(path)
 
 
 def _is_test(path: str) -> bool:
@@ -226,10 +233,10 @@ def _callers(
     if not defs or not _signature_changed(c.file.patch or "", c.name, defs[0]):
         return None
     wanted = importers_of(record.module, c.name)
+    importing = view.importers(wanted)
     sites = [
         site for site in view.call_sites(c.name, _MAX_CALL_SITES)
-        if site.path not in pr_paths
-        and any(imported in wanted for imported in view.imports(site.path))
+        if site.path not in pr_paths and site.path in importing
     ]
     if not sites:
         return None

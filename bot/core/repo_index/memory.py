@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from bot.core.repo_index.model import CallSite, ClassRef, FileRecord
 
@@ -13,19 +13,22 @@ class MemoryIndex:
         self._commit = commit
         self._files: dict[str, FileRecord] = {}
         self._subclasses: dict[str, list[ClassRef]] = defaultdict(list)
-        self._methods: set[tuple[str, str, str]] = set()
+        self._methods: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._calls: dict[str, dict[str, int]] = defaultdict(dict)
+        self._importers: dict[str, set[str]] = defaultdict(set)
         for record in sorted(files, key=lambda r: r.path):
             self.add(record)
 
     def add(self, record: FileRecord) -> None:
         self._files[record.path] = record
+        for module in record.imports:
+            self._importers[module].add(record.path)
         for cls in record.classes:
             for base in dict.fromkeys(cls.bases):
                 self._subclasses[base].append(ClassRef(record.path, cls.name, cls.bases))
         for fn in record.functions:
             if fn.class_name is not None:
-                self._methods.add((record.path, fn.class_name, fn.name))
+                self._methods[fn.name].add((record.path, fn.class_name))
             for callee in fn.calls:
                 by_path = self._calls[callee]
                 by_path[record.path] = by_path.get(record.path, 0) + 1
@@ -41,16 +44,19 @@ class MemoryIndex:
     def file(self, path: str) -> FileRecord | None:
         return self._files.get(path)
 
-    def subclasses(self, base: str) -> Sequence[ClassRef]:
-        return tuple(self._subclasses.get(base, ()))
+    def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
+        found: dict[tuple[str, str], ClassRef] = {}
+        for base in bases:
+            for ref in self._subclasses.get(base, ()):
+                found.setdefault((ref.path, ref.name), ref)
+        return tuple(found.values())
 
-    def defines(self, path: str, class_name: str, method: str) -> bool:
-        return (path, class_name, method) in self._methods
+    def classes_defining(self, method: str) -> frozenset[tuple[str, str]]:
+        return frozenset(self._methods.get(method, ()))
 
     def call_sites(self, callee: str, limit: int) -> Sequence[CallSite]:
         by_path = self._calls.get(callee, {})
         return tuple(CallSite(p, callee, n) for p, n in sorted(by_path.items())[:limit])
 
-    def imports(self, path: str) -> tuple[str, ...]:
-        record = self._files.get(path)
-        return record.imports if record else ()
+    def importers(self, modules: Collection[str]) -> frozenset[str]:
+        return frozenset(p for m in modules for p in self._importers.get(m, ()))

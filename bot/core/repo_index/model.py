@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -66,14 +66,18 @@ class IndexView(Protocol):
 
     def file(self, path: str) -> FileRecord | None: ...
 
-    def subclasses(self, base: str) -> Sequence[ClassRef]:
-        """Classes that name `base` (by its last dotted part) among their direct bases."""
+    def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
+        """Classes naming any of `bases` (by its last dotted part) among their direct bases."""
         ...
 
-    def defines(self, path: str, class_name: str, method: str) -> bool: ...
+    def classes_defining(self, method: str) -> frozenset[tuple[str, str]]:
+        """(path, class) of every class whose body defines `method`."""
+        ...
 
     def call_sites(self, callee: str, limit: int) -> Sequence[CallSite]:
         """Files calling `callee` by name (`f(...)` or `x.f(...)`), at most `limit`."""
         ...
 
-    def imports(self, path: str) -> tuple[str, ...]: ...
+    def importers(self, modules: Collection[str]) -> frozenset[str]:
+        """Paths of the files that import any of `modules` (dotted, as FileRecord.imports)."""
+        ...

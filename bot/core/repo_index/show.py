@@ -20,7 +20,7 @@ def describe_symbol(view: IndexView, records: Iterable[FileRecord], symbol: str)
             if cls.name == symbol:
                 bases = f"({', '.join(cls.bases)})" if cls.bases else ""
                 lines.append(f"{record.path}:{cls.line}: class {cls.name}{bases}")
-                subs = view.subclasses(cls.name)
+                subs = view.subclasses([cls.name])
                 lines.extend(f"  subclass {s.path}: {s.name}" for s in subs[:_SHOWN])
         for fn in record.functions:
             if fn.name != name or fn.name == MODULE_CALLER or (owner and fn.class_name != owner):
@@ -35,9 +35,10 @@ def describe_symbol(view: IndexView, records: Iterable[FileRecord], symbol: str)
                 lines.extend(f"    {path}: {cls_name}" for path, cls_name in found[:_SHOWN])
             else:
                 wanted = importers_of(record.module, fn.name)
+                importing = view.importers(wanted)
                 sites = [
                     s for s in view.call_sites(fn.name, 5000)
-                    if s.path == record.path or any(i in wanted for i in view.imports(s.path))
+                    if s.path == record.path or s.path in importing
                 ]
                 lines.append(f"  called from {len(sites)} file(s)")
                 lines.extend(f"    {s.path} ({s.count}x)" for s in sites[:_SHOWN])

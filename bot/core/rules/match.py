@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
+from bot.core.i18n import t
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER
@@ -62,9 +63,11 @@ def _area_match(
     )
 
 
-def _trace(area: CompiledArea, outcome: Outcome, files: int) -> TraceEntry:
+def _trace(area: CompiledArea, outcome: Outcome, files: int, lang: Lang) -> TraceEntry:
     if outcome.ok:
-        note = f"{files} file(s)" if files else ""
+        note = ""
+        if files:
+            note = t(lang, "trace.files.one") if files == 1 else t(lang, "trace.files", count=files)
         return TraceEntry(rule=area.id, fired=True, evidence=_capped(outcome.evidence), note=note)
     notes = list(dict.fromkeys(outcome.notes))[:MAX_NOTES]
     if not notes and outcome.evidence:
@@ -82,7 +85,7 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatc
         outcome = evaluate(area.match, scan, area.id)
         if outcome.ok:
             matches.append(_area_match(area, outcome, scan, lang))
-        trace.append(_trace(area, outcome, len(set(outcome.files))))
+        trace.append(_trace(area, outcome, len(set(outcome.files)), lang))
     matches.sort(key=lambda m: (CRITICALITY_ORDER[m.criticality], -len(m.files), m.id))
     return AreaMatchResult(areas=tuple(matches), trace=tuple(trace))
 

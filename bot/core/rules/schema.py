@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from bot.core.findings import Criticality, Lang
 from bot.core.rules.globs import glob_problem
+from bot.core.zh_text import full_width, space_mixed
 
 _ID = r"^[a-z0-9][a-z0-9-]*$"
 
@@ -39,7 +40,7 @@ class LocalizedText(BaseModel):
 
     def text(self, lang: Lang) -> str:
         if lang == "zh" and self.zh:
-            return self.zh
+            return space_mixed(full_width(self.zh))
         return self.en
 
 
