@@ -16,13 +16,8 @@ from bot.core.links import find_links
 from bot.core.mentions import find_mentions
 from bot.core.repo_index.findings import RepoContext
 from bot.core.reviewers import suggested_reviewers
-<<<<<<< HEAD
 from bot.core.risks import assess_risks, weigh_areas
-from bot.core.rules import RuleSet, match_areas
-=======
-from bot.core.risks import assess_risks
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
->>>>>>> main
 from bot.core.specifics import Link
 from bot.core.structure import read_structure
 from bot.core.symbols import extract_symbols, removed_files
