@@ -5,7 +5,7 @@ Run: python -m bench.bench_index
 No vLLM checkout is available offline, so the tree is synthetic (bench/index_tree.py,
 ~2,500 files, ~600k lines) and served as a GitHub-shaped tarball. The build runs in a
 child process pinned to one core, so its peak RSS is the build's own; it streams the
-tarball through the production path (IndexRefresher -> ChunkPipe -> tarfile -> ast ->
+tarball through the production path (IndexRefresher -> temp file -> worker process -> tarfile -> ast ->
 SQLite). The floor, in the same run: decompressing the archive and `ast.parse` of every
 file with nothing stored — what any AST index must pay.
 """
