@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.settings_errors import load_settings
+from bot.view.links import view_url
 
 JOB_LIST_STATES = ("queued", "running", "failed", "parked")
 
@@ -75,9 +76,13 @@ def _run_previews(args: argparse.Namespace) -> int:
     if not rows:
         print("no dry-run previews stored" + _filter_text(args.repo, args.pr), file=sys.stderr)
         return 0
+    public_url = load_settings().public_url
     for row in rows:
         target = row.repo if row.number is None else f"{row.repo}#{row.number}"
         print(f"## {target} · {row.action} · {_when(row.created_at)}\n")
+        if public_url and row.number is not None:
+            # The label view renders the same digest (DIGEST_PUBLIC_URL: where it is served).
+            print(f"view: {view_url(public_url, row.repo, row.number)}\n")
         print(row.detail if row.detail else "(no text)")
         print()
     return 0

@@ -184,6 +184,10 @@ def test_previews_prints_the_stored_markdown_with_pr_and_time(tmp_path: Path) ->
     assert result.stdout.startswith(f"## {REPO}#7 · create_comment · ")
     assert " UTC\n\n### Seven\nbody\n" in result.stdout
     assert "Eight" not in result.stdout
+    linked = run("previews", "--db", str(db), "--pr", "7",
+                 env={"DIGEST_PUBLIC_URL": "https://digest.example"})
+    assert "\nview: https://digest.example/view/vllm-project/vllm/7\n" in linked.stdout
+    assert "view:" not in result.stdout  # no public URL: no link
     last = run("previews", "--last", "1", env={"DIGEST_DB_PATH": str(db)})
     assert last.returncode == 0
     assert last.stdout.count("## ") == 1

@@ -47,6 +47,7 @@ async def test_the_page_groups_open_prs_by_label_with_quiet_ones_collapsed(
     assert "ContextVar" in deep  # a focus question: what to check
     assert 'href="https://github.com/vllm-project/vllm/pull/1"' in deep
     assert "torch.compile / Dynamo / Inductor" in deep  # who should read it
+    assert "Suggested reviewers:" in deep
 
 
 async def test_a_hostile_title_is_text_everywhere(tmp_path: Path) -> None:

@@ -400,7 +400,6 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "view.feed_label": {"en": "Atom feed of {label}", "zh": "{label} 的 Atom 订阅"},
     "view.api": {"en": "JSON", "zh": "JSON"},
     "view.back": {"en": "Back to the label view", "zh": "返回标签视图"},
-    "view.on_github": {"en": "Open on GitHub", "zh": "在 GitHub 上打开"},
     "view.empty": {
         "en": "No digest is stored for {repo} yet.",
         "zh": "{repo} 还没有任何摘要。",

@@ -12,6 +12,12 @@ _LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
 _TEAM_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
+# Bot accounts whose PRs (dependency bumps, CI housekeeping) need no reading guide.
+DEFAULT_SKIP_AUTHORS = (
+    "dependabot[bot]", "renovate[bot]", "pre-commit-ci[bot]", "github-actions[bot]",
+)
+
+
 def _check_names(names: list[str], pattern: re.Pattern[str], what: str) -> list[str]:
     for name in names:
         if not pattern.fullmatch(name):
@@ -53,5 +59,21 @@ class RoutingConfig(BaseModel):
     request_on_label: bool = True
     # /digest commands accepted per PR per minute (bot/core/permissions.CommandBudget).
     commands_per_minute: int = Field(default=6, ge=1, le=60)
+    # No digest for these authors (the bot itself never gets one either) or for PRs with
+    # any of these labels; a digest already posted is reduced like a quiet one's.
+    skip_authors: list[str] = Field(default_factory=lambda: list(DEFAULT_SKIP_AUTHORS))
+    skip_labels: list[str] = Field(default_factory=list)
+
+    def skip_reason(self, author: str, labels: tuple[str, ...] | list[str],
+                    bot_login: str) -> str | None:
+        """Why this PR gets no digest (an author or label to skip), or None."""
+        who = author.lower()
+        if who == bot_login.lower() or who in {a.lower() for a in self.skip_authors}:
+            return f"author {author}"
+        skip = {label.lower() for label in self.skip_labels}
+        for label in labels:
+            if label.lower() in skip:
+                return f"label {label}"
+        return None
 
     _people_are_logins = field_validator("away", "trusted")(_check_logins)

@@ -112,9 +112,15 @@ async def sync_pull_request(
     )
 
     owned = previous.owned_labels if previous else ()
-    if rules.routing.apply_area_labels:
+    # skip_authors / skip_labels (routing.yaml or the repository's override): no digest,
+    # no labels, no review requests; a digest posted earlier is reduced like a quiet one.
+    skipped = (
+        not steer.force
+        and rules.routing.skip_reason(pr.author, pr.labels, ctx.bot_login) is not None
+    )
+    if rules.routing.apply_area_labels and not skipped:
         pr, owned = await _apply_area_labels(gh, pr, digest.labels, owned)
-    routing = await route_pull_request(
+    routing = None if skipped else await route_pull_request(
         gh, ctx, pr, rules, lang,
         previously_routed=previous.routed if previous else (),
         # A muted PR is left alone: only an explicit `/digest route` requests reviews.
@@ -126,7 +132,9 @@ async def sync_pull_request(
     digest = digest.model_copy(
         update={"routing": routing, "muted": muted, "routed": routed, "owned_labels": owned}
     )
-    wanted = steer.force or steer.muted is not None or digest.verdict != "quiet"
+    wanted = not skipped and (
+        steer.force or steer.muted is not None or digest.verdict != "quiet"
+    )
     if wanted:
         markdown: str | None = render_digest(
             digest, ticked=existing_ticks(comments, ctx.bot_login)
