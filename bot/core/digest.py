@@ -17,7 +17,7 @@ from bot.core.mentions import find_mentions
 from bot.core.repo_index.findings import RepoContext
 from bot.core.reviewers import suggested_reviewers
 from bot.core.risks import assess_risks
-from bot.core.rules import RuleSet, match_areas
+from bot.core.rules import AreaMatchResult, RuleSet, match_areas
 from bot.core.specifics import Link
 from bot.core.structure import read_structure
 from bot.core.symbols import extract_symbols, removed_files
@@ -79,7 +79,7 @@ def build_digest(
         routing=routing,
         trace=matched.trace,
         repo_context=repo_context if repo_context and not repo_context.empty else None,
-        notes=(*_notes(facts, lang), *extra_notes),
+        notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
         deletions=facts.total_deletions,
@@ -175,6 +175,10 @@ def _notes(facts: PullRequestFacts, lang: Lang) -> tuple[str, ...]:
     if not facts.files:
         return (t(lang, "note.no_files"),)
     return ()
+
+
+def _scan_notes(matched: AreaMatchResult, lang: Lang) -> tuple[str, ...]:
+    return () if matched.added_complete else (t(lang, "note.added_scan_partial"),)
 
 
 def _without_author(reviewers: Reviewers, author: str) -> Reviewers:

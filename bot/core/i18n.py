@@ -20,6 +20,11 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "No file list was available; areas come from the title, body and labels only.",
         "zh": "没有拿到文件列表;领域仅根据标题、正文和标签判断。",
     },
+    "note.added_scan_partial": {
+        "en": "The added lines are too large to scan in full: rules that look at them saw "
+        "only part of the diff.",
+        "zh": "新增代码行过多,无法全部扫描:检查新增行的规则只看到了部分 diff。",
+    },
     "note.repo_config_invalid": {
         "en": "The repository's pr-digest config is invalid, so the bundled rules were used: "
         "{problem}",

@@ -6,16 +6,17 @@ file exists so maintainers can change a choice without a code change.
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bot.core.patterns import pattern_problem
 
 
 def _check_regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as exc:  # loud and early, at load time, naming the pattern
-        raise ValueError(f"invalid regular expression {value!r}: {exc}") from exc
+    # Loud and early, at load time, naming the pattern. These run on PR titles and bodies
+    # through RE2 (bot/core/patterns.py), so RE2 decides what is valid.
+    problem = pattern_problem(value)
+    if problem is not None:
+        raise ValueError(f"invalid regular expression {value!r}: {problem}")
     return value
 
 

@@ -17,6 +17,7 @@ from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import AreaMatch, Lang, Risk, Severity
 from bot.core.i18n import t
+from bot.core.patterns import LinePattern
 from bot.core.risk_settings import RiskSettings
 
 SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
@@ -28,9 +29,9 @@ _REGISTRY_ENTRY = re.compile(r"^\+[ \t]{0,16}[\"']\w{1,100}[\"']:[ \t]{0,4}\(", 
 class CompiledPlatform:
     name: str
     paths: GitIgnoreSpec
-    title: re.Pattern[str] | None
-    hardware_names: re.Pattern[str] | None
-    ci_link: re.Pattern[str] | None
+    title: LinePattern | None
+    hardware_names: tuple[LinePattern, ...]
+    ci_link: LinePattern | None
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,12 @@ class CompiledRiskSettings:
     docs_ci: GitIgnoreSpec
     numerics: GitIgnoreSpec
     forward: GitIgnoreSpec
-    plumbing: re.Pattern[str] | None
+    plumbing: tuple[LinePattern, ...]
     model_registry: GitIgnoreSpec
     model_files: GitIgnoreSpec
-    release_branch: re.Pattern[str]
-    backport: re.Pattern[str] | None
-    perf_title: re.Pattern[str]
+    release_branch: LinePattern
+    backport: tuple[LinePattern, ...]
+    perf_title: LinePattern
     hardware: tuple[CompiledPlatform, ...]
 
 
@@ -65,26 +66,26 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
         return hit[1]
     compiled = CompiledRiskSettings(
         settings=settings,
-        tests=GitIgnoreSpec.from_lines(settings.test_paths),
-        sources=GitIgnoreSpec.from_lines(settings.source_paths),
-        docs_ci=GitIgnoreSpec.from_lines(settings.docs_ci_paths),
-        numerics=GitIgnoreSpec.from_lines(settings.numerics_paths),
-        forward=GitIgnoreSpec.from_lines(settings.forward_paths),
-        plumbing=_any_of(settings.plumbing_line_patterns, flags=0),
-        model_registry=GitIgnoreSpec.from_lines(settings.model_registry_paths),
-        model_files=GitIgnoreSpec.from_lines(settings.model_file_paths),
-        release_branch=re.compile(settings.release_branch_pattern),
+        tests=_spec(settings.test_paths),
+        sources=_spec(settings.source_paths),
+        docs_ci=_spec(settings.docs_ci_paths),
+        numerics=_spec(settings.numerics_paths),
+        forward=_spec(settings.forward_paths),
+        plumbing=_any_of(settings.plumbing_line_patterns, ignore_case=False),
+        model_registry=_spec(settings.model_registry_paths),
+        model_files=_spec(settings.model_file_paths),
+        release_branch=LinePattern(settings.release_branch_pattern),
         backport=_any_of(settings.backport_patterns),
-        perf_title=re.compile(settings.perf_title_pattern, re.IGNORECASE),
+        perf_title=LinePattern(settings.perf_title_pattern, ignore_case=True),
         hardware=tuple(
             CompiledPlatform(
                 name=name,
-                paths=GitIgnoreSpec.from_lines(platform.paths),
-                title=re.compile(platform.title_pattern, re.IGNORECASE)
+                paths=_spec(platform.paths),
+                title=LinePattern(platform.title_pattern, ignore_case=True)
                 if platform.title_pattern
                 else None,
                 hardware_names=_any_of(platform.hardware_names),
-                ci_link=re.compile(platform.ci_link_pattern, re.IGNORECASE)
+                ci_link=LinePattern(platform.ci_link_pattern, ignore_case=True)
                 if platform.ci_link_pattern
                 else None,
             )
@@ -97,10 +98,26 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
     return compiled
 
 
-def _any_of(patterns: Sequence[str], flags: int = re.IGNORECASE) -> re.Pattern[str] | None:
-    if not patterns:
-        return None
-    return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+def _spec(globs: Sequence[str]) -> GitIgnoreSpec:
+    # pathspec prefers RE2 once google-re2 is installed (bot/core/patterns.py), and its
+    # RE2 backend raises on a file name holding a lone surrogate, which JSON allows.
+    return GitIgnoreSpec.from_lines(globs, backend="simple")
+
+
+def _any_of(patterns: Sequence[str], *, ignore_case: bool = True) -> tuple[LinePattern, ...]:
+    # RE2 (bot/core/patterns.py): these come from risks.yaml or a repository's override
+    # and run on untrusted titles, bodies and patches.
+    return tuple(LinePattern(p, ignore_case=ignore_case) for p in patterns)
+
+
+def _first_match(patterns: Sequence[LinePattern], *texts: str) -> str | None:
+    """The first match of the first pattern, in the first text, that matches."""
+    for text in texts:
+        for pattern in patterns:
+            found = pattern.search(text)
+            if found is not None:
+                return found
+    return None
 
 
 # How strongly a changed file stands behind a numerics risk.
@@ -136,7 +153,7 @@ class _Context:
             if not line.startswith("+") or line.startswith("+++"):
                 continue
             code = line[1:].strip()[:400]
-            if plumbing is None or not plumbing.search(code):
+            if _first_match(plumbing, code) is None:
                 return True
         return False
 
@@ -286,15 +303,12 @@ def _missing_tests(ctx: _Context) -> Risk | None:
 
 def _release_branch(ctx: _Context) -> Risk | None:
     base = ctx.facts.base_ref
-    if ctx.rules.release_branch.search(base):
+    if ctx.rules.release_branch.search(base) is not None:
         return _risk(ctx, "release-branch", "high", [f"base: {base}"], reason=base)
-    backport = ctx.rules.backport
-    if backport is None:
-        return None
-    match = backport.search(ctx.facts.title) or backport.search(ctx.body.text)
+    match = _first_match(ctx.rules.backport, ctx.facts.title, ctx.body.text)
     if match is None:
         return None
-    return _risk(ctx, "release-branch", "high", [match.group(0)], reason=match.group(0))
+    return _risk(ctx, "release-branch", "high", [match], reason=match)
 
 
 def _large_diff(ctx: _Context) -> Risk | None:
@@ -359,7 +373,7 @@ def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
     if body.perf_numbers or body.eval_evidence:
         return None
     tag = ctx.rules.perf_title.search(ctx.facts.title)
-    claims = ([tag.group(0)] if tag else []) + list(body.perf_claims[:3])
+    claims = ([tag] if tag else []) + list(body.perf_claims[:3])
     if not claims:
         return None
     return _risk(ctx, "perf-claim-without-numbers", "medium", claims)
@@ -379,14 +393,12 @@ def _hardware_unverified(ctx: _Context) -> Risk | None:
             and platform.paths.match_file(f.filename)
             and not ctx.is_test(f.filename)
         ]
-        titled = platform.title is not None and platform.title.search(ctx.facts.title)
+        titled = platform.title is not None and platform.title.search(ctx.facts.title) is not None
         if not files and not titled:
             continue
-        named = platform.hardware_names is not None and platform.hardware_names.search(
-            ctx.body.text
-        )
+        named = _first_match(platform.hardware_names, ctx.body.text) is not None
         ci_run = platform.ci_link is not None and any(
-            platform.ci_link.search(link) for link in ctx.body.ci_links
+            platform.ci_link.search(link) is not None for link in ctx.body.ci_links
         )
         if (named or ci_run) and not ctx.body.not_run:
             continue

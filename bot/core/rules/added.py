@@ -1,16 +1,21 @@
 """Scan the added lines of every patch once for all `added:` patterns of a rule set.
 
 Each file's added lines are joined once (newline-separated) and a pattern runs over that
-text with one `search`, compiled with re.MULTILINE so `^` and `$` anchor at line
-boundaries. (A single alternation of all patterns was measured slower: case-insensitive
-alternatives defeat re's literal-prefix search.)
+text with one search. Patterns run on RE2 (bot/core/patterns.py): linear time, no match ever
+crosses a line break, and `^`/`$` anchor at line boundaries, so the joined text behaves
+like its lines searched one by one.
 
-Most (pattern, file) pairs cannot match, and `re` has no fast scan for `\b(a|b)\b` or
-`(?i)...`, so each pattern first names the literals a match needs (literals.py). One
-text of all files tells which files hold any of them (`str.find` is a fast substring
-scan): only those files get the regex, starting where the first literal allows, and a
-pattern none of whose literals occur anywhere costs a few `find`s for the whole PR. The
-regex still decides every hit, so results are unchanged (tests/test_rules_literals.py).
+Most (pattern, file) pairs cannot match, so each pattern first names the literals a
+match needs (literals.py). One text of all files tells which files hold any of them
+(`str.find` is a fast substring scan): only those files get the regex, starting where
+the first literal allows, and a pattern none of whose literals occur anywhere costs a
+few `find`s for the whole PR. The regex still decides every hit, so results are
+unchanged (tests/test_rules_literals.py).
+
+The scan has a budget (SCAN_BUDGET_BYTES of text searched, summed over every search):
+RE2 is linear, so bytes bound time. A PR that exhausts it gets a partial result and
+says so (`AddedScan.complete`). Bytes rather than seconds keep the digest a pure
+function of the PR.
 """
 
 from __future__ import annotations
@@ -18,8 +23,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
+from bot.core.patterns import LinePattern, encode
 from bot.core.rules.literals import RequiredLiterals, required_literals
+
+# Text searched per PR, summed over every (pattern, file) search. A 3,000-file PR with
+# 20 added lines a file searches ~2 MB in all; the budget is for hostile patches.
+SCAN_BUDGET_BYTES = 32 * 1024 * 1024
 
 _HEADERS = ("--- ", "+++ ", "diff ", "index ")
 
@@ -114,39 +125,61 @@ class AddedTexts:
         return [(index, max(first[index] - lead, 0)) for index in sorted(first)]
 
 
+@dataclass
+class AddedScan:
+    """Pattern id -> [(file, first matched phrase)]; `complete` is False when the budget
+    ran out and some (pattern, file) pairs were never searched."""
+
+    hits: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    complete: bool = True
+
+
 class AddedScanner:
-    def __init__(self, patterns: Iterable[str]) -> None:
+    def __init__(self, patterns: Iterable[str], budget: int = SCAN_BUDGET_BYTES) -> None:
         self.patterns: tuple[str, ...] = tuple(dict.fromkeys(patterns))
         self.ids: dict[str, int] = {pattern: i for i, pattern in enumerate(self.patterns)}
-        self._regexes = tuple(re.compile(pattern, re.MULTILINE) for pattern in self.patterns)
+        self.budget = budget
+        self._regexes = tuple(LinePattern(pattern, multiline=True) for pattern in self.patterns)
         self.literals: tuple[RequiredLiterals | None, ...] = tuple(
             required_literals(pattern, re.MULTILINE) for pattern in self.patterns
         )
         self._fold_case = any(lit is not None and lit.ignore_case for lit in self.literals)
 
-    def scan(self, patches: Sequence[tuple[str, str]]) -> dict[int, list[tuple[str, str]]]:
-        """Pattern id -> [(file, first matched phrase)] over (file, patch) pairs."""
-        hits: dict[int, list[tuple[str, str]]] = {}
+    def scan(self, patches: Sequence[tuple[str, str]]) -> AddedScan:
+        """Every pattern's hits over (file, patch) pairs."""
+        result = AddedScan()
         if not self.patterns:
-            return hits
+            return result
         texts = AddedTexts(
             [(name, _added_text(patch)) for name, patch in patches],
             fold_case=self._fold_case,
         )
         files = texts.files
+        encoded = [encode(text) for _, text in files]
+        # Character offsets from the prefilter are byte offsets only in ASCII text.
+        ascii_text = [len(data) == len(files[i][1]) for i, data in enumerate(encoded)]
+        left = self.budget
         for pattern_id, regex in enumerate(self._regexes):
             for index, start in texts.candidates(self.literals[pattern_id]):
-                name, text = files[index]
-                # `search(text, start)` sees the whole text (`^`, `\b`, lookbehind), so
-                # with no match possible before `start` it finds what `search(text)` would.
-                found = regex.search(text, start)
-                if found is not None:
-                    phrase = found.group(0).strip() or _line_at(text, found.start())
-                    hits.setdefault(pattern_id, []).append((name, phrase))
-        return hits
+                data = encoded[index]
+                at = start if ascii_text[index] else 0
+                left -= len(data) - at
+                if left < 0:
+                    result.complete = False
+                    return result
+                # The search sees the text before `at` (`^`, `\b`), so with no match
+                # possible before `at` it finds what a search from 0 would.
+                span = regex.search_bytes(data, at)
+                if span is not None:
+                    name = files[index][0]
+                    found = data[span[0] : span[1]].decode("utf-8", "replace").strip()
+                    phrase = found or _line_at(data, span[0])
+                    result.hits.setdefault(pattern_id, []).append((name, phrase))
+        return result
 
 
-def _line_at(text: str, index: int) -> str:
-    start = text.rfind("\n", 0, index) + 1
-    end = text.find("\n", index)
-    return text[start : end if end != -1 else len(text)].strip()
+def _line_at(data: bytes, index: int) -> str:
+    start = data.rfind(b"\n", 0, index) + 1
+    end = data.find(b"\n", index)
+    line = data[start : end if end != -1 else len(data)]
+    return line.decode("utf-8", "replace").strip()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bot.core.findings import Criticality
+from bot.core.patterns import LinePattern
 from bot.core.risk_settings import RiskSettings
 from bot.core.routing_config import RoutingConfig
 from bot.core.rules.added import AddedScanner
@@ -19,11 +19,11 @@ class CompiledCondition:
     path_ids: tuple[int, ...] = ()
     exclude_ids: tuple[int, ...] = ()
     labels: frozenset[str] | None = None
-    title: re.Pattern[str] | None = None
-    body: re.Pattern[str] | None = None
+    title: LinePattern | None = None
+    body: LinePattern | None = None
     added_id: int | None = None
-    mentions: re.Pattern[str] | None = None
-    base: re.Pattern[str] | None = None
+    mentions: LinePattern | None = None
+    base: LinePattern | None = None
     authors: frozenset[str] | None = None  # lower-cased: GitHub logins ignore case
     any_: tuple[CompiledCondition, ...] = ()
     all_: tuple[CompiledCondition, ...] = ()
@@ -83,6 +83,10 @@ def _conditions(rule: AreaRule) -> Iterator[Condition]:
             pending.append(condition.not_)
 
 
+def _pattern(source: str | None, *, multiline: bool = False) -> LinePattern | None:
+    return LinePattern(source, multiline=multiline) if source is not None else None
+
+
 class _Compiler:
     def __init__(self, rules: Sequence[AreaRule]) -> None:
         conditions = [c for rule in rules for c in _conditions(rule)]
@@ -96,11 +100,11 @@ class _Compiler:
             path_ids=tuple(self.paths.ids[g] for g in c.paths or ()),
             exclude_ids=tuple(self.paths.ids[g] for g in c.exclude or ()),
             labels=frozenset(c.labels) if c.labels is not None else None,
-            title=re.compile(c.title) if c.title is not None else None,
-            body=re.compile(c.body) if c.body is not None else None,
+            title=_pattern(c.title),
+            body=_pattern(c.body),
             added_id=self.added.ids[c.added] if c.added is not None else None,
-            mentions=re.compile(c.mentions, re.MULTILINE) if c.mentions is not None else None,
-            base=re.compile(c.base) if c.base is not None else None,
+            mentions=_pattern(c.mentions, multiline=True),
+            base=_pattern(c.base),
             authors=frozenset(a.lower() for a in c.author) if c.author is not None else None,
             any_=tuple(self.condition(x) for x in c.any_ or ()),
             all_=tuple(self.condition(x) for x in c.all_ or ()),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -11,6 +10,7 @@ from bot.core.body import strip_html_comments
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Evidence, EvidenceKind
 from bot.core.mentions import body_names
+from bot.core.patterns import LinePattern
 from bot.core.rules.compiled import CompiledCondition, RuleSet
 
 SUBJECT_CHARS = 80
@@ -42,9 +42,9 @@ class PullRequestScan:
         names = [f.filename for f in facts.files]
         self.order = {name: i for i, name in enumerate(names)}
         self.glob_files = rules.path_index.match(names)
-        self.added_hits = rules.added_scanner.scan(
-            [(f.filename, f.patch) for f in facts.files if f.patch]
-        )
+        added = rules.added_scanner.scan([(f.filename, f.patch) for f in facts.files if f.patch])
+        self.added_hits = added.hits
+        self.added_complete = added.complete
         # GitHub hides HTML comments when rendering; the template's guidance lives in
         # them, so phrases there are not the author's words.
         self.body = strip_html_comments(facts.body)
@@ -75,14 +75,14 @@ class _Key:
 
 
 def _regex_key(
-    rule: str, kind: EvidenceKind, regex: re.Pattern[str] | None, text: str
+    rule: str, kind: EvidenceKind, regex: LinePattern | None, text: str
 ) -> _Key | None:
     if regex is None:
         return None
     found = regex.search(text)
     if found is None:
         return _Key(kind, False, [])
-    return _Key(kind, True, [Reason(rule, kind, _short(found.group(0) or text))])
+    return _Key(kind, True, [Reason(rule, kind, _short(found or text))])
 
 
 def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outcome:
@@ -113,7 +113,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
                 [Reason(rule, "label", _short(x)) for x in hit],
             )
         )
-    texts: tuple[tuple[EvidenceKind, re.Pattern[str] | None, str], ...] = (
+    texts: tuple[tuple[EvidenceKind, LinePattern | None, str], ...] = (
         ("title", cond.title, scan.facts.title),
         ("body", cond.body, scan.body),
         ("mention", cond.mentions, scan.mentions),

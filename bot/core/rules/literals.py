@@ -18,6 +18,9 @@ Soundness rules (each only ever drops information, never invents it):
   'ſ'~'s', 'K'~'k', 'ı'~'i', which `str.lower` does not, so non-ASCII text and
   non-ASCII literals are not prefiltered).
 
+The engine is RE2 (bot/core/patterns.py), whose syntax is nearly `re`'s: patterns are walked
+with `re`'s parser, and the few RE2 constructs `re` would read differently get no literals.
+
 `re._parser` is private (sre_parse before 3.11): a node we do not recognise adds no
 literal and an unexpected error means "no literals", both of which only cost speed;
 tests/test_rules_literals.py checks the result against plain `re.search`.
@@ -130,6 +133,10 @@ class _Walker:
 
 def required_literals(pattern: str, flags: int = 0) -> RequiredLiterals | None:
     """Strings one of which every match of `pattern` contains, or None if none is known."""
+    if "[:" in pattern or "\\Q" in pattern:
+        # RE2 syntax `re` reads differently ([[:alpha:]] is a POSIX class to RE2, a
+        # class plus a literal ']' to re): a wrong literal would hide real matches.
+        return None
     try:
         parsed = sre_parser.parse(pattern, flags)
         walker = _Walker(parsed.state)

@@ -20,6 +20,8 @@ MAX_NOTES = 3
 class AreaMatchResult:
     areas: tuple[AreaMatch, ...]
     trace: tuple[TraceEntry, ...]  # one entry per rule, fired or not
+    # False when the added lines were too large to scan in full (added.SCAN_BUDGET_BYTES)
+    added_complete: bool = True
 
 
 def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
@@ -87,7 +89,9 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatc
             matches.append(_area_match(area, outcome, scan, lang))
         trace.append(_trace(area, outcome, len(set(outcome.files)), lang))
     matches.sort(key=lambda m: (CRITICALITY_ORDER[m.criticality], -len(m.files), m.id))
-    return AreaMatchResult(areas=tuple(matches), trace=tuple(trace))
+    return AreaMatchResult(
+        areas=tuple(matches), trace=tuple(trace), added_complete=scan.added_complete
+    )
 
 
 def match_condition(cond: CompiledCondition, facts: PullRequestFacts, rules: RuleSet) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.core.findings import Criticality, Lang
+from bot.core.patterns import pattern_problem
 from bot.core.rules.globs import glob_problem
 from bot.core.zh_text import full_width, space_mixed
 
@@ -45,11 +46,9 @@ class LocalizedText(BaseModel):
 
 
 def _check_regex(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {value!r}: {exc}") from None
+    problem = pattern_problem(value) if value is not None else None
+    if problem is not None:
+        raise ValueError(f"invalid regex {value!r}: {problem}")
     return value
 
 
