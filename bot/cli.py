@@ -16,18 +16,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.cli_ops import OpsError, add_operator_commands
-from bot.core.digest import build_digest, digest_json
 from bot.core.findings import LANGS, Lang
-from bot.core.pr_object import (
-    NotAPullRequest,
-    changed_files,
-    facts_from_pull_request,
-    pull_request_object,
-)
-from bot.core.render import render_digest
-from bot.core.rules import RuleFileError
-from bot.rules_files import check_rules, load_rules
 from bot.settings_errors import SettingsError, load_settings, settings_error_lines
+
+# The digest engine is imported by the commands that use it, not at start: `serve` must
+# answer /healthz quickly and builds its engine on the worker thread (bot/service.py).
 
 # OWNER/REPO#N, OWNER/REPO/pull/N, or the PR's URL (any GitHub host, trailing parts allowed).
 _PR_REFS = (
@@ -162,6 +155,15 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_digest(args: argparse.Namespace) -> int:
+    from bot.core.digest import build_digest, digest_json
+    from bot.core.pr_object import (
+        NotAPullRequest,
+        changed_files,
+        facts_from_pull_request,
+        pull_request_object,
+    )
+    from bot.core.render import render_digest
+
     settings = load_settings()
     lang: Lang = args.lang or settings.language
     rules_dir: Path = args.rules or settings.rules_dir
@@ -218,6 +220,8 @@ def _run_digest(args: argparse.Namespace) -> int:
 
 
 def _run_check_rules(args: argparse.Namespace) -> int:
+    from bot.rules_files import check_rules, load_rules
+
     directory: Path = args.dir or load_settings().rules_dir
     problems = check_rules(directory)
     for problem in problems:
@@ -260,6 +264,9 @@ def _run_export_schema(args: argparse.Namespace) -> int:
 
 
 def _load_rules(directory: Path) -> Any:
+    from bot.core.rules import RuleFileError
+    from bot.rules_files import load_rules
+
     try:
         return load_rules(directory)
     except RuleFileError as exc:

@@ -26,6 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.intake.app import create_app
+from bot.intake.envelope import routing_fields
+from bot.intake.webhooks import BotIdentity, PayloadError, route_event
 from bot.metrics import Metrics
 from bot.queue.store import Job, SqliteJobStore
 from bot.settings import Settings
@@ -386,3 +388,38 @@ def test_mutation_helpers_really_mutate() -> None:
     assert "full_name" not in payload["repository"]
     assert payload != original
     assert ("repository", "full_name") in set(_paths(original))
+
+
+def _route_outcome(event: str, payload: Any) -> object:
+    identity = BotIdentity("pr-digest[bot]", 4242)
+    try:
+        return route_event(event, payload, identity)
+    except PayloadError as exc:
+        return ("PayloadError", str(exc))
+
+
+@FUZZ
+@given(data=st.one_of(mutated_payload(),
+                      st.tuples(st.sampled_from(EVENTS), WRONG_SHAPES.map(
+                          lambda p: json.dumps(p).encode()))))
+def test_the_fast_routing_decoder_routes_exactly_like_the_full_parse(
+    data: tuple[str, bytes]
+) -> None:
+    # The ack decodes only the routed fields (bot/intake/envelope.py); whatever it
+    # accepts must route (and fail validation) exactly as the whole parsed body does.
+    event, body = data
+    pruned = routing_fields(body)
+    full = json.loads(body)
+    if pruned is None:
+        return
+    assert isinstance(full, dict)
+    assert _route_outcome(event, pruned) == _route_outcome(event, full)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_the_fast_routing_decoder_takes_every_real_payload(name: str) -> None:
+    body = body_of(name)
+    pruned = routing_fields(body)
+    assert pruned is not None
+    assert _route_outcome(event_of(name), pruned) == _route_outcome(
+        event_of(name), json.loads(body))

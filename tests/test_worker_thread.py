@@ -56,3 +56,20 @@ async def test_start_failure_reaches_the_caller() -> None:
     with pytest.raises(RuntimeError, match="store unavailable"):
         await runner.start()
     await runner.stop(1.0)  # nothing running: a no-op
+
+
+def test_delayed_wakes_are_asked_once_per_slot_and_never_early() -> None:
+    worker = BusyWorker()
+    runner = WorkerThread(worker)
+    now = time.time()
+    due = [now + 3.0 + i * 0.001 for i in range(200)]  # a burst: 200 jobs due within 0.2 s
+    for at in due:
+        runner.wake(at)
+    runner.wake(None)
+    runner.wake(now - 1)  # overdue (a requeue): always passed on at once
+    delayed = [w for w in worker.wakes if w is not None and w > now]
+    assert 3 <= len(delayed) <= 6  # 0.2 s of due times in 50 ms slots
+    # Every job is covered by a wake at or after its due time, within one slot.
+    for at in due:
+        assert any(at <= w < at + 0.051 for w in delayed)
+    assert worker.wakes[-2:] == [None, now - 1]

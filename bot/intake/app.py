@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.intake.envelope import routing_fields
 from bot.intake.webhooks import (
     BotIdentity,
     Ignored,
@@ -85,6 +86,11 @@ class _Intake:
     _warned_no_secret: bool = False
     _large_bodies: asyncio.Semaphore = field(
         default_factory=lambda: asyncio.Semaphore(_LARGE_BODY_SLOTS))
+    _keyed_macs: list[hmac.HMAC] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._keyed_macs = [hmac.new(secret, digestmod=hashlib.sha256)
+                            for secret in self.settings.webhook_secrets()]
     # labels() builds and looks up a key on every call; the children never change.
     _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
 
@@ -118,27 +124,29 @@ class _Intake:
         elapsed = time.perf_counter() - started
         self.metrics.ack_seconds.observe(elapsed)
         self._delivery_counter(reply.event, reply.action, reply.outcome).inc()
-        log.log(
-            logging.INFO if reply.status < 400 else logging.WARNING,
-            "delivery %s", reply.outcome,
-            extra={**reply.context, "event": reply.event, "action": reply.action,
-                   "outcome": reply.outcome, "status": reply.status,
-                   "duration_ms": round(elapsed * 1000, 2),
-                   "reason": reply.body.get("error") or reply.body.get("ignored")},
-        )
-        # A timed-out body may still be arriving: close rather than parse its rest.
-        headers = {"connection": "close"} if reply.status == 408 else None
-        return _AsciiJSONResponse(reply.body, status_code=reply.status, headers=headers)
+        # One call, the fields added to the context dict the reply already carries.
+        fields = reply.context
+        fields["event"], fields["action"], fields["outcome"] = (
+            reply.event, reply.action, reply.outcome)
+        fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
+        fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
+        log.log(logging.INFO if reply.status < 400 else logging.WARNING,
+                "delivery %s", reply.outcome, extra=fields)
+        return _AsciiJSONResponse(reply.body, status_code=reply.status)
 
     async def _handle(self, request: Request) -> _Reply:
         body = await self._read_verified_body(request)
         event = request.headers.get("x-github-event", "")
         delivery_id = request.headers.get("x-github-delivery", "")
         event_label = event if event in _KNOWN_EVENTS else "other"
-        try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
-            raise _Rejected(400, "body is not JSON", "bad_request") from None
+        payload = routing_fields(body)
+        if payload is None:
+            # What the fast decoder declines (bad JSON, lone surrogates, odd shapes) is
+            # decided by the stdlib parser and the models, exactly as it always was.
+            try:
+                payload = json.loads(body)
+            except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+                raise _Rejected(400, "body is not JSON", "bad_request") from None
         if not isinstance(payload, dict):
             raise _Rejected(400, "body is not a JSON object", "bad_request")
         if event == "ping":
@@ -187,22 +195,21 @@ class _Intake:
         body = bytearray()
         large = False
         try:
-            async with asyncio.timeout(self.settings.body_timeout_seconds):
-                if declared is not None and int(declared) > _LARGE_BODY_BYTES:
+            # The body's deadline is the HTTP protocol's (bot/intake/http_protocol.py):
+            # when it passes, the connection closes and this read ends in a disconnect.
+            if declared is not None and int(declared) > _LARGE_BODY_BYTES:
+                await self._large_bodies.acquire()
+                large = True
+            # Count while streaming too: chunked bodies carry no Content-Length.
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise _Rejected(413, "payload too large", "too_large")
+                if not large and len(body) > _LARGE_BODY_BYTES:
                     await self._large_bodies.acquire()
                     large = True
-                # Count while streaming too: chunked bodies carry no Content-Length.
-                async for chunk in request.stream():
-                    body += chunk
-                    if len(body) > limit:
-                        raise _Rejected(413, "payload too large", "too_large")
-                    if not large and len(body) > _LARGE_BODY_BYTES:
-                        await self._large_bodies.acquire()
-                        large = True
-                    for mac in macs:
-                        mac.update(chunk)
-        except TimeoutError:
-            raise _Rejected(408, "body not received in time", "timeout") from None
+                for mac in macs:
+                    mac.update(chunk)
         except ClientDisconnect:
             raise _Rejected(400, "client disconnected", "bad_request") from None
         finally:
@@ -215,12 +222,12 @@ class _Intake:
     def _signature_check(self, request: Request) -> tuple[list[hmac.HMAC], bytes]:
         """One running HMAC per configured secret and the signature they must match;
         none when unsigned deliveries are acceptable. Raises 401 before the body is read."""
-        secrets = self.settings.webhook_secrets()
-        if secrets:
+        if self._keyed_macs:
             given = parse_signature(request.headers.get("x-hub-signature-256"))
             if given is None:
                 raise _Rejected(401, "bad or missing signature", "unauthorized")
-            return [hmac.new(secret, digestmod=hashlib.sha256) for secret in secrets], given
+            # Copies of HMACs keyed once at start: the key schedule is not redone per call.
+            return [mac.copy() for mac in self._keyed_macs], given
         # Without a secret, only a bot that can write nothing and mint nothing may take
         # unsigned deliveries: with any credential, an unsigned delivery could make it
         # mint a token for whatever installation id the sender names.

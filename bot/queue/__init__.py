@@ -1,1 +1,1 @@
-"""The durable inbox and the worker that drains it: store, writer thread, jobs, ledger."""
+"""The durable inbox and the worker that drains it: store, SQLite writer, jobs, ledger."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.queue.sqlite_writer import SqliteWriter
 
 # Part of the JobStore contract (every method may raise it), so callers import it from
-# here; it is defined next to the writer thread that raises it.
+# here; it is defined next to the SQLite writer that raises it.
 from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
 from bot.settings import Settings
 
@@ -193,8 +193,8 @@ def merge_payloads(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 class SqliteJobStore:
-    """`JobStore` over one SQLite file (WAL). All SQL runs on one writer thread that
-    commits concurrent calls together, so intake never blocks the event loop."""
+    """`JobStore` over one SQLite file (WAL). The calls each event loop makes during one
+    tick commit together, as one transaction (bot/queue/sqlite_writer.py)."""
 
     def __init__(
         self,

@@ -1,0 +1,87 @@
+"""The few fields of a delivery that routing reads, decoded without building the rest.
+
+A `pull_request` delivery is tens of KB, almost all of it (the PR's and repository's
+many URLs and nested users) unused at the ack; `json.loads` of the whole body was the
+largest single cost of the ack path. msgspec decodes into these pruned shapes, skipping
+everything else without building Python objects for it, and the result is the same
+plain dict `json.loads` would give with unused keys left out: `route_event` validates
+it exactly as before.
+
+Every leaf is `Any` on purpose: the value is passed to the pydantic models untouched, so
+validation (and its error messages) stays theirs. Anything this cannot decode (bad
+JSON, lone surrogates, an object where a value was expected here, a float out of range)
+returns None and the caller takes the stdlib path, which decides as it always did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+_UNSET: Any = msgspec.UNSET
+
+
+class _Account(msgspec.Struct):
+    login: Any = _UNSET
+    type: Any = _UNSET
+
+
+class _Installation(msgspec.Struct):
+    id: Any = _UNSET
+
+
+class _Repository(msgspec.Struct):
+    full_name: Any = _UNSET
+
+
+class _Label(msgspec.Struct):
+    name: Any = _UNSET
+
+
+class _PullRequest(msgspec.Struct):
+    number: Any = _UNSET
+
+
+class _App(msgspec.Struct):
+    id: Any = _UNSET
+
+
+class _Comment(msgspec.Struct):
+    id: Any = _UNSET
+    body: Any = _UNSET
+    user: _Account | None = _UNSET
+    author_association: Any = _UNSET
+    performed_via_github_app: _App | None = _UNSET
+
+
+class _Issue(msgspec.Struct):
+    number: Any = _UNSET
+    pull_request: Any = _UNSET
+
+
+class _Envelope(msgspec.Struct):
+    action: Any = _UNSET
+    number: Any = _UNSET
+    pull_request: _PullRequest | None = _UNSET
+    repository: _Repository | None = _UNSET
+    sender: _Account | None = _UNSET
+    installation: _Installation | None = _UNSET
+    label: _Label | None = _UNSET
+    changes: Any = _UNSET
+    issue: _Issue | None = _UNSET
+    comment: _Comment | None = _UNSET
+    zen: Any = _UNSET
+
+
+_DECODER = msgspec.json.Decoder(_Envelope)
+
+
+def routing_fields(body: bytes | bytearray) -> dict[str, Any] | None:
+    """The routed fields as `json.loads` would give them, or None: use `json.loads`."""
+    try:
+        envelope = _DECODER.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    fields: dict[str, Any] = msgspec.to_builtins(envelope)
+    return fields
