@@ -56,3 +56,17 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     data = json.loads(out.read_text(encoding="utf-8"))
     assert set(data) == {"all", "tune", "holdout"}
     assert data["tune"]["cases"] + data["holdout"]["cases"] == data["all"]["cases"]
+
+
+def test_issue_targets_hold_on_the_labelled_cases() -> None:
+    # Issue 9's targets, measured by the quality report; a regression fails here first.
+    summary = measure(load_cases(), load_rules(RULES_DIR)).summary()
+    assert summary["area_recall"] >= 0.8
+    assert summary["area_precision"] >= 0.9
+    assert summary["test_results_above_low_share_on_asks"] <= 1 / 3
+    assert summary["median_open_items"] <= 4
+    assert summary["deep_read_share"] < 1 / 3
+    # High severity only where a reviewer asked or the author admitted the gap; the one
+    # exception is a csrc kernel change with a one-line description whose reviewers
+    # asked for tests (gpu_eval unknown from the visible thread).
+    assert len(summary["high_unjustified"]) <= 1

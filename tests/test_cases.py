@@ -29,9 +29,8 @@ TAG_TO_AREA = {"rocm": "hardware", "cpu": "hardware", "speculative-decoding": "s
 KNOWN_MISSES = {
     # No file list and nothing in title or body names the attention code.
     (50758, "attention-backend"),
-    # Only the new backend file is known; no patch shows its cudagraph support or MTP code.
+    # Only the new backend file is known; no patch shows its cudagraph support.
     (47433, "cudagraph"),
-    (47433, "spec-decode"),
     # No file list; the body never mentions RoPE, only the MLA/MoE architecture.
     (33942, "yarn"),
 }

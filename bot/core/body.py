@@ -187,6 +187,7 @@ def parse_body(body: str | None) -> PullRequestBody:
             for line in _lines_matching(HW_NAME, text, lowered, _MAX_ITEMS * 4)
             if RUN_VERB.search(line[:_MAX_SCAN_CHARS].lower())
             and not looks_like_command(line)
+            and not BOX_UNCHECKED.match(line)  # an unticked box is a plan
             and not STRONG_NOT_RUN.search(line[:_MAX_SCAN_CHARS].lower())
         ),
         parity=_dedupe(

@@ -16,7 +16,7 @@ from bot.core.links import find_links
 from bot.core.mentions import find_mentions
 from bot.core.repo_index.findings import RepoContext
 from bot.core.reviewers import suggested_reviewers
-from bot.core.risks import assess_risks
+from bot.core.risks import assess_risks, weigh_areas
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
 from bot.core.specifics import Link
 from bot.core.structure import read_structure
@@ -49,7 +49,7 @@ def build_digest(
     mentions = find_mentions(facts.body, facts.files, symbols)
     matched = match_areas(facts, rules, lang)
     # Reading order: the lead area (most changed code lines) first.
-    areas = rank_areas(facts, matched.areas)
+    areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
     risks = assess_risks(facts, body, areas, rules.risks, lang)
     call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run))
     area_labels = _ordered_union(label for area in areas for label in area.labels)

@@ -164,6 +164,27 @@ class _Context:
         )
 
 
+# Evidence that ties an area to the change itself; a title word or a body mention
+# alone is weaker (bot/core/rules: evidence kinds).
+_STRONG_AREA_EVIDENCE = frozenset({"path", "label", "added", "base", "author"})
+
+
+def weigh_areas(
+    facts: PullRequestFacts, areas: Sequence[AreaMatch], settings: RiskSettings
+) -> tuple[AreaMatch, ...]:
+    """Drop areas that only a title word or a body mention found when every changed file
+    is docs or CI: "[Docs] List XPU attention backends" is a docs change, not an
+    attention one. Without a file list every signal counts (partial data)."""
+    docs_ci = compile_risk_settings(settings).docs_ci
+    if not facts.files or not all(docs_ci.match_file(f.filename) for f in facts.files):
+        return tuple(areas)
+    return tuple(
+        area
+        for area in areas
+        if area.quiet or any(r.kind in _STRONG_AREA_EVIDENCE for r in area.reasons)
+    )
+
+
 def assess_risks(
     facts: PullRequestFacts,
     body: PullRequestBody,

@@ -162,17 +162,14 @@ def _decode(path: str, text: str) -> FileRecord:
 class IndexWriter:
     """Writes one generation; `finish` makes it readable, `abort` deletes it."""
 
-    def __init__(self, conn: sqlite3.Connection, repo: str, commit: str) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, repo: str, commit: str, *, gen: int | None = None
+    ) -> None:
+        """A new generation, or (`gen`) one another process started with `begin`."""
         self._conn = conn
         self.repo = repo
         self.commit = commit
-        cur = conn.execute(
-            "INSERT INTO index_generations (repo, commit_sha, state, started_at)"
-            " VALUES (?, ?, 'building', ?)",
-            (repo, commit, time.time()),
-        )
-        assert cur.lastrowid is not None
-        self.gen = cur.lastrowid
+        self.gen = begin(conn, repo, commit) if gen is None else gen
         self.files = 0
         self.skipped: Counter[str] = Counter()
         self._pending: list[FileRecord] = []
@@ -237,6 +234,22 @@ class IndexWriter:
     def abort(self) -> None:
         self._pending = []
         _delete(self._conn, self.gen)
+
+
+def begin(conn: sqlite3.Connection, repo: str, commit: str) -> int:
+    """Start a generation in state `building`: invisible to readers until finished."""
+    cur = conn.execute(
+        "INSERT INTO index_generations (repo, commit_sha, state, started_at)"
+        " VALUES (?, ?, 'building', ?)",
+        (repo, commit, time.time()),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def discard(conn: sqlite3.Connection, gen: int) -> None:
+    """Delete a generation that will never finish (its builder failed or was killed)."""
+    _delete(conn, gen)
 
 
 def _delete(conn: sqlite3.Connection, gen: int) -> None:

@@ -1,0 +1,104 @@
+"""The index build's child process: a crash or a wall-time overrun kills it, deletes its
+half-built generation and refuses the build; the previous generation stays in use and
+the spooled archive is deleted."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.bench_index_ack import tree_tarball as big_tarball
+from bot.repo_index import store
+from bot.repo_index.refresh import IndexRefresher
+from tests.repo_index_tarballs import BytesArchive, tree_tarball
+from tests.repo_index_tree import TREE
+
+REPO = "vllm-project/vllm"
+OLD, NEW = "1" * 40, "2" * 40
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+
+def _workers() -> list[int]:
+    """Our live child processes running the index worker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        state = stat.rsplit(")", 1)[1].split()[0]
+        if parent == os.getpid() and state != "Z" and b"bot.repo_index.worker" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def _indexed_then(db: Path) -> IndexRefresher:
+    refresher = IndexRefresher(db)
+    built = await refresher.refresh(BytesArchive(tree_tarball(TREE), sha=OLD), REPO)
+    assert built.action == "built"
+    return refresher
+
+
+def _assert_only_the_old_generation(db: Path, tmp_path: Path) -> None:
+    with store.opened(db) as conn:
+        assert [(g.commit, g.state) for g in store.generations(conn, REPO)] == [(OLD, "ready")]
+    assert IndexRefresher(db).indexed_commit(REPO) == OLD
+    assert _workers() == []
+    # The spooled archive is gone: only the database's own files remain.
+    assert [n for n in os.listdir(tmp_path) if not n.startswith("index.db")] == []
+
+
+async def test_a_worker_over_its_wall_time_is_killed_and_the_old_index_stays(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "index.db"
+    await _indexed_then(db)
+    data, _ = big_tarball(small=0, big=2)  # two ~1.8 MB modules: seconds of ast.parse
+    slow = IndexRefresher(db, worker_seconds=0.5)
+    started = time.monotonic()
+    outcome = await slow.refresh(BytesArchive(data, sha=NEW), REPO)
+    assert outcome.action == "refused"
+    assert outcome.reason == "index worker ran longer than 0.5 s; killed"
+    assert time.monotonic() - started < 30
+    _assert_only_the_old_generation(db, tmp_path)
+
+
+async def test_a_worker_that_dies_midway_refuses_the_build(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    refresher = await _indexed_then(db)
+    data, _ = big_tarball(small=0, big=2)
+    build = asyncio.create_task(refresher.refresh(BytesArchive(data, sha=NEW), REPO))
+    deadline = time.monotonic() + 30
+    while not (pids := _workers()):
+        assert time.monotonic() < deadline, "the worker never started"
+        await asyncio.sleep(0.02)
+    os.kill(pids[0], signal.SIGKILL)
+    outcome = await build
+    assert outcome.action == "refused"
+    assert outcome.reason.startswith(f"index worker exited with code {-signal.SIGKILL}")
+    _assert_only_the_old_generation(db, tmp_path)
+
+
+async def test_a_cancelled_build_kills_its_worker(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    refresher = await _indexed_then(db)
+    data, _ = big_tarball(small=0, big=2)
+    build = asyncio.create_task(refresher.refresh(BytesArchive(data, sha=NEW), REPO))
+    deadline = time.monotonic() + 30
+    while not _workers():
+        assert time.monotonic() < deadline, "the worker never started"
+        await asyncio.sleep(0.02)
+    build.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await build
+    _assert_only_the_old_generation(db, tmp_path)
