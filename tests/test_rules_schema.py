@@ -111,7 +111,7 @@ def test_minimal_area_loads_with_defaults() -> None:
         ),
         pytest.param(
             "id: [unclosed\n",
-            "compile.yaml:2: not valid YAML: expected ',' or ']', but got '<stream end>'",
+            "compile.yaml:2: not valid YAML: did not find expected ',' or ']'",
             id="yaml-syntax",
         ),
         pytest.param("", "compile.yaml:1: file is empty", id="empty-file"),

@@ -1,30 +1,25 @@
 """Which rules apply to a repository: the bundled rules/, optionally overridden by
 `.github/pr-digest.yml` on the repository's default branch (never the PR head).
 
-The override file:
-
-    areas:            # full area rules (same schema as rules/<id>.yaml): replace or add
-      - id: compile
-        ...
-    disable: [docs]   # bundled areas to switch off
-    routing: {...}    # keys replace those of rules/routing.yaml
-    risks: {...}      # keys replace those of rules/risks.yaml
-
-An invalid override leaves the bundled rules in force and is reported in the digest.
+The override's format and validation live in bot/core/rules/override.py. Any failure
+to read it (invalid, too large, too deep, or a bug of ours) leaves the bundled rules in
+force, and the digest says why (README, "Writing a rule").
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import Any
 
-import yaml
-
-from bot.core.rules import RuleFileError, RuleSet, parse_rules
+from bot.core.rules import RuleFileError, RuleSet
+from bot.core.rules.override import OVERRIDE_PATH, parse_override
+from bot.core.rules.parse import compile_rule_files, read_rule_files
 from bot.github.protocol import GitHubAPI
+
+log = logging.getLogger(__name__)
 
 MAX_CONFIG_BYTES = 256 * 1024
 
@@ -41,12 +36,12 @@ class RulesProvider:
     def __init__(
         self,
         bundled_sources: Mapping[str, str],
-        config_path: str = ".github/pr-digest.yml",
+        config_path: str = OVERRIDE_PATH,
         ttl: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._sources = dict(bundled_sources)
-        self.bundled = parse_rules(self._sources)
+        self._files = read_rule_files(bundled_sources)
+        self.bundled = compile_rule_files(self._files)
         self._config_path = config_path
         self._ttl = ttl
         self._clock = clock
@@ -72,48 +67,19 @@ class RulesProvider:
 
     def _apply_override(self, text: str) -> RepoRules:
         path = self._config_path
-        if len(text.encode()) > MAX_CONFIG_BYTES:
+        if len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES:
             return RepoRules(self.bundled, f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            return RepoRules(self.bundled, f"{path}{line}: not valid YAML")
-        if not isinstance(data, dict):
-            return RepoRules(self.bundled, f"{path}: expected a mapping at the top level")
-        unknown = set(data) - {"areas", "disable", "routing", "risks"}
-        if unknown:
-            return RepoRules(self.bundled, f"{path}: unknown key(s) {sorted(unknown)}")
-        try:
-            sources = self._merged_sources(data)
-        except ValueError as exc:
-            return RepoRules(self.bundled, f"{path}: {exc}")
-        try:
-            return RepoRules(parse_rules(sources))
+            return RepoRules(parse_override(self._files, text, path))
         except RuleFileError as exc:
-            return RepoRules(self.bundled, f"{path}: {exc}")
+            return RepoRules(self.bundled, _summary(exc))
+        except Exception as exc:  # whatever it is, one repository's file must not fail its jobs
+            log.exception("could not apply %s", path)
+            return RepoRules(self.bundled, f"{path}: could not be read ({type(exc).__name__})")
 
-    def _merged_sources(self, data: dict[str, Any]) -> dict[str, str]:
-        sources = dict(self._sources)
-        disable = data.get("disable") or []
-        if not isinstance(disable, list):
-            raise ValueError("disable: expected a list of area ids")
-        for area_id in disable:
-            sources.pop(f"{area_id}.yaml", None)
-        areas = data.get("areas") or []
-        if not isinstance(areas, list):
-            raise ValueError("areas: expected a list of area rules")
-        for index, area in enumerate(areas):
-            if not isinstance(area, dict) or not isinstance(area.get("id"), str):
-                raise ValueError(f"areas.{index}: an area rule needs an id")
-            sources[f"{area['id']}.yaml"] = yaml.safe_dump(area, sort_keys=False)
-        for section in ("routing", "risks"):
-            override = data.get(section)
-            if override is None:
-                continue
-            if not isinstance(override, dict):
-                raise ValueError(f"{section}: expected a mapping")
-            base = yaml.safe_load(sources.get(f"{section}.yaml", "")) or {}
-            sources[f"{section}.yaml"] = yaml.safe_dump({**base, **override}, sort_keys=False)
-        return sources
+
+def _summary(exc: RuleFileError, shown: int = 3) -> str:
+    """The first problems, each `file:line: message`, for the digest's note."""
+    problems = [str(problem) for problem in exc.problems]
+    more = len(problems) - shown
+    return "; ".join(problems[:shown]) + (f" (and {more} more)" if more > 0 else "")

@@ -1,8 +1,14 @@
-"""parse_rules: rule-file texts in, a compiled RuleSet out, or every problem with its line."""
+"""parse_rules: rule-file texts in, a compiled RuleSet out, or every problem with its line.
+
+Two steps, so a repository's override (override.py) can reuse the first: `read_rule_files`
+validates the files into a RuleFiles (areas, routing, risks, and the raw mappings the
+override's keys replace), `compile_rule_files` compiles one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
@@ -20,6 +26,7 @@ ROUTING_STEM = "routing"
 RISKS_STEM = "risks"
 _SUFFIXES = (".yaml", ".yml")
 _Model = TypeVar("_Model", bound=BaseModel)
+Loc = tuple[int | str, ...]
 
 
 def is_rule_file(name: str) -> bool:
@@ -31,122 +38,190 @@ def _stem(name: str) -> str:
     return PurePosixPath(name).stem
 
 
-def _describe(error: Any) -> tuple[tuple[int | str, ...], str]:
-    """(location of the node to blame, message) for one pydantic error."""
-    loc: tuple[int | str, ...] = tuple(error["loc"])
+def _describe(error: Any, prefix: Loc = ()) -> tuple[Loc, str]:
+    """(location of the node to blame, message) for one pydantic error; the message
+    names the key path from the file's top (`prefix` + the error's own location)."""
+    loc: Loc = tuple(error["loc"])
     kind = error["type"]
     if kind == "extra_forbidden":
-        return loc, _at(loc[:-1], f"unknown key {loc[-1]!r}")
+        return loc, _at(prefix + loc[:-1], f"unknown key {loc[-1]!r}")
     if kind == "missing":
-        return loc[:-1], _at(loc[:-1], f"missing required key {loc[-1]!r}")
+        return loc[:-1], _at(prefix + loc[:-1], f"missing required key {loc[-1]!r}")
     message = str(error["msg"]).removeprefix("Value error, ")
-    return loc, _at(loc, message)
+    return loc, _at(prefix + loc, message)
 
 
-def _at(loc: tuple[int | str, ...], message: str) -> str:
+def _at(loc: Loc, message: str) -> str:
     return f"{'.'.join(str(part) for part in loc)}: {message}" if loc else message
 
 
-class _Parser:
+def dotted(loc: Loc) -> str:
+    return "".join(f"{part}." for part in loc)
+
+
+@dataclass(frozen=True)
+class AreaDocument:
+    """One area rule as written: a whole rules/<id>.yaml, or one item of an override's
+    `areas` list (`prefix` is then ("areas", i): messages name the key path from the
+    file's top, lines come from the item's own nodes)."""
+
+    file: str
+    source: YamlSource
+    prefix: Loc = ()
+    stem: str | None = None  # a rule file's id must equal its name
+
+
+class Parser:
+    """Collects every problem instead of stopping at the first."""
+
     def __init__(self) -> None:
         self.problems: list[RuleProblem] = []
 
     def problem(self, file: str, line: int, rule: str | None, message: str) -> None:
         self.problems.append(RuleProblem(file, line, rule, message))
 
-    def read(self, name: str, text: str) -> YamlSource | None:
+    def read(self, name: str, text: str, *, allow_empty: bool = False) -> YamlSource | None:
         try:
-            return read_yaml(text)
+            return read_yaml(text, allow_empty=allow_empty)
         except YamlProblem as exc:
             self.problem(name, exc.line, None, exc.message)
             return None
 
     def validate(
-        self, model: type[_Model], name: str, source: YamlSource, rule: str | None
+        self,
+        model: type[_Model],
+        name: str,
+        source: YamlSource,
+        rule: str | None,
+        prefix: Loc = (),
+        data: object = None,
     ) -> _Model | None:
         try:
-            return model.model_validate(source.data)
+            return model.model_validate(source.data if data is None else data)
         except ValidationError as exc:
             for error in exc.errors():
-                loc, message = _describe(error)
+                loc, message = _describe(error, prefix)
                 self.problem(name, line_of(source.root, loc), rule, message)
             return None
 
-    def settings(self, model: type[_Model], sources: Mapping[str, str], stem: str) -> _Model | None:
+    def settings(self, model: type[_Model], sources: Mapping[str, str], stem: str) -> _Setting:
         for name in sorted(sources):
             if _stem(name) == stem and is_rule_file(name):
                 source = self.read(name, sources[name])
-                return None if source is None else self.validate(model, name, source, None)
-        return model()
+                if source is None:
+                    return _Setting(None, {})
+                data = source.data if isinstance(source.data, dict) else {}
+                return _Setting(self.validate(model, name, source, None), data)
+        return _Setting(model(), {})
+
+    def areas(
+        self,
+        documents: Sequence[AreaDocument],
+        routing: RoutingConfig | None,
+        checklist_ids: dict[str, str],
+        area_files: dict[str, str],
+    ) -> list[tuple[str, AreaRule]]:
+        """Validate area documents; ids and checklist ids must be new (they are added to
+        `area_files` and `checklist_ids`), routing labels must have a pool."""
+        rules: list[tuple[str, AreaRule]] = []
+        for doc in documents:
+            data = doc.source.data
+            declared = data.get("id") if isinstance(data, dict) else None
+            rule_id = declared if isinstance(declared, str) else None
+            id_line = line_of(doc.source.root, ("id",))
+            where = dotted(doc.prefix)
+            if rule_id is not None and doc.stem is not None and rule_id != doc.stem:
+                message = f"id: must equal the file name {doc.stem!r}"
+                self.problem(doc.file, id_line, rule_id, message)
+            if rule_id is not None and rule_id in area_files:
+                message = f"{where}id: already defined in {area_files[rule_id]}"
+                self.problem(doc.file, id_line, rule_id, message)
+            elif rule_id is not None:
+                area_files[rule_id] = f"{doc.file}:{id_line}"
+            _check_checklist_ids(self, doc, rule_id, checklist_ids)
+            if routing is not None:
+                _check_routing_labels(self, doc, rule_id, routing)
+            rule = self.validate(AreaRule, doc.file, doc.source, rule_id, doc.prefix)
+            if rule is not None:
+                rules.append((doc.file, rule))
+        return rules
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise RuleFileError(sorted(self.problems, key=lambda p: (p.file, p.line)))
 
 
-def _rules_version(sources: Mapping[str, str]) -> str:
+@dataclass(frozen=True)
+class _Setting:
+    model: Any
+    data: dict[str, Any]  # the mapping as written, for an override to merge into
+
+
+@dataclass(frozen=True)
+class RuleFiles:
+    """Validated rule files, not yet compiled."""
+
+    areas: tuple[tuple[str, AreaRule], ...]  # (file, rule), in file-name order
+    routing: RoutingConfig
+    risks: RiskSettings
+    routing_data: Mapping[str, Any]
+    risks_data: Mapping[str, Any]
+    version: str
+
+
+def rules_version(sources: Mapping[str, str]) -> str:
     digest = sha256()
     for name in sorted(sources):
         digest.update(name.encode() + b"\0" + sources[name].encode() + b"\0")
     return digest.hexdigest()[:12]
 
 
-def parse_rules(sources: Mapping[str, str]) -> RuleSet:
-    """Validate and compile rule files given as {file name: YAML text}.
+def read_rule_files(sources: Mapping[str, str]) -> RuleFiles:
+    """Validate rule files given as {file name: YAML text}.
 
     `routing.yaml` and `risks.yaml` are settings; every other `*.yaml` is one area.
     Raises RuleFileError listing every problem found (not just the first).
     """
     used = {name: text for name, text in sources.items() if is_rule_file(name)}
-    parser = _Parser()
+    parser = Parser()
     routing = parser.settings(RoutingConfig, used, ROUTING_STEM)
     risks = parser.settings(RiskSettings, used, RISKS_STEM)
-
-    rules: list[tuple[str, AreaRule]] = []
-    area_files: dict[str, str] = {}
-    checklist_ids: dict[str, str] = {}
+    documents: list[AreaDocument] = []
     for name in sorted(used):
         stem = _stem(name)
         if stem in (ROUTING_STEM, RISKS_STEM):
             continue
         source = parser.read(name, used[name])
-        if source is None:
-            continue
-        data = source.data
-        declared = data.get("id") if isinstance(data, dict) else None
-        rule_id = declared if isinstance(declared, str) else None
-        if rule_id is not None and rule_id != stem:
-            parser.problem(
-                name,
-                line_of(source.root, ("id",)),
-                rule_id,
-                f"id: must equal the file name {stem!r}",
-            )
-        if rule_id is not None and rule_id in area_files:
-            parser.problem(
-                name,
-                line_of(source.root, ("id",)),
-                rule_id,
-                f"id: already defined in {area_files[rule_id]}",
-            )
-        elif rule_id is not None:
-            area_files[rule_id] = name
-        _check_checklist_ids(parser, name, source, rule_id, checklist_ids)
-        if routing is not None:
-            _check_routing_labels(parser, name, source, rule_id, routing)
-        rule = parser.validate(AreaRule, name, source, rule_id)
-        if rule is None:
-            continue
-        rules.append((name, rule))
-
-    if parser.problems:
-        raise RuleFileError(sorted(parser.problems, key=lambda p: (p.file, p.line)))
+        if source is not None:
+            documents.append(AreaDocument(name, source, stem=stem))
+    rules = parser.areas(documents, routing.model, {}, {})
+    parser.raise_if_any()
     # A None always comes with a recorded problem, so both are set here.
-    assert routing is not None
-    assert risks is not None
-    return compile_rules(rules, routing, risks, _rules_version(used))
+    assert isinstance(routing.model, RoutingConfig)
+    assert isinstance(risks.model, RiskSettings)
+    return RuleFiles(
+        areas=tuple(rules),
+        routing=routing.model,
+        risks=risks.model,
+        routing_data=routing.data,
+        risks_data=risks.data,
+        version=rules_version(used),
+    )
+
+
+def compile_rule_files(files: RuleFiles) -> RuleSet:
+    return compile_rules(files.areas, files.routing, files.risks, files.version)
+
+
+def parse_rules(sources: Mapping[str, str]) -> RuleSet:
+    """Validate and compile rule files given as {file name: YAML text}."""
+    return compile_rule_files(read_rule_files(sources))
 
 
 def _check_checklist_ids(
-    parser: _Parser, name: str, source: YamlSource, rule: str | None, seen: dict[str, str]
+    parser: Parser, doc: AreaDocument, rule: str | None, seen: dict[str, str]
 ) -> None:
-    data = source.data
+    data = doc.source.data
     items = data.get("checklist") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return
@@ -154,30 +229,32 @@ def _check_checklist_ids(
         item_id = item.get("id") if isinstance(item, dict) else None
         if not isinstance(item_id, str):
             continue
-        line = line_of(source.root, ("checklist", index, "id"))
+        line = line_of(doc.source.root, ("checklist", index, "id"))
         if item_id in seen:
             parser.problem(
-                name,
+                doc.file,
                 line,
                 rule,
-                f"checklist.{index}.id: {item_id!r} is already used at {seen[item_id]}",
+                f"{dotted(doc.prefix)}checklist.{index}.id: {item_id!r} is already used at "
+                f"{seen[item_id]}",
             )
         else:
-            seen[item_id] = f"{name}:{line}"
+            seen[item_id] = f"{doc.file}:{line}"
 
 
 def _check_routing_labels(
-    parser: _Parser, name: str, source: YamlSource, rule: str | None, routing: RoutingConfig
+    parser: Parser, doc: AreaDocument, rule: str | None, routing: RoutingConfig
 ) -> None:
     # Read from the raw data so the check runs even when the rule has other problems.
-    data = source.data
+    data = doc.source.data
     section = data.get("routing") if isinstance(data, dict) else None
     labels = section.get("labels") if isinstance(section, dict) else None
     for index, label in enumerate(labels if isinstance(labels, list) else ()):
         if isinstance(label, str) and label not in routing.pools:
             parser.problem(
-                name,
-                line_of(source.root, ("routing", "labels", index)),
+                doc.file,
+                line_of(doc.source.root, ("routing", "labels", index)),
                 rule,
-                f"routing.labels.{index}: label {label!r} has no pool in routing.yaml",
+                f"{dotted(doc.prefix)}routing.labels.{index}: label {label!r} has no pool "
+                "in routing.yaml",
             )

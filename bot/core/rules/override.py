@@ -1,0 +1,175 @@
+"""A repository's `.github/pr-digest.yml`, validated like the bundled rules.
+
+    areas:            # full area rules (same schema as rules/<id>.yaml): replace or add
+      - id: compile
+        ...
+    disable: [docs]   # bundled areas to switch off
+    routing: {...}    # keys replace those of rules/routing.yaml
+    risks: {...}      # keys replace those of rules/risks.yaml
+
+The file goes through the same line-numbered YAML reader (depth-bounded, duplicate keys
+and aliases refused) and strict models as rules/; every problem names the override's
+own path and line, never a bundled file's.
+"""
+
+from __future__ import annotations
+
+from hashlib import sha256
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.core.risk_settings import RiskSettings
+from bot.core.routing_config import RoutingConfig
+from bot.core.rules.compiled import RuleSet, compile_rules
+from bot.core.rules.parse import AreaDocument, Loc, Parser, RuleFiles
+from bot.core.rules.schema import AreaRule
+from bot.core.rules.yaml_source import YamlSource, line_of, node_at
+
+OVERRIDE_PATH = ".github/pr-digest.yml"
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class OverrideFile(BaseModel):
+    """`.github/pr-digest.yml` on the repository's default branch (the JSON Schema's
+    model; validation goes through `_Shape` and the models of each part, for lines)."""
+
+    model_config = ConfigDict(
+        extra="forbid", title="pr-digest repository override", json_schema_extra={"$schema": _DRAFT}
+    )
+
+    areas: list[AreaRule] = Field(
+        default_factory=list,
+        description="Whole area rules (the schema of rules/<id>.yaml): replace a bundled "
+        "area with the same id, or add one.",
+    )
+    disable: list[str] = Field(default_factory=list, description="Bundled area ids to switch off.")
+    routing: RoutingConfig | None = Field(
+        default=None, description="Keys replace those of the bundled rules/routing.yaml."
+    )
+    risks: RiskSettings | None = Field(
+        default=None, description="Keys replace those of the bundled rules/risks.yaml."
+    )
+
+
+class _Shape(BaseModel):
+    """The top level only: each part is validated on its own so its errors keep lines."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    areas: list[dict[str, Any]] | None = None
+    disable: list[str] | None = None
+    routing: dict[str, Any] | None = None
+    risks: dict[str, Any] | None = None
+
+
+def _sub(source: YamlSource, loc: Loc, data: object) -> YamlSource:
+    return YamlSource(data, node_at(source.root, loc))
+
+
+class _Override:
+    def __init__(self, files: RuleFiles, name: str, source: YamlSource, shape: _Shape) -> None:
+        self.files = files
+        self.name = name
+        self.source = source
+        self.shape = shape
+        self.parser = Parser()
+
+    def line(self, loc: Loc) -> int:
+        return line_of(self.source.root, loc)
+
+    def disabled(self) -> set[str]:
+        bundled = {rule.id for _, rule in self.files.areas}
+        disabled: set[str] = set()
+        for index, area_id in enumerate(self.shape.disable or ()):
+            if area_id not in bundled:
+                self.parser.problem(
+                    self.name,
+                    self.line(("disable", index)),
+                    None,
+                    f"disable.{index}: no bundled area {area_id!r} (bundled: "
+                    f"{', '.join(sorted(bundled))})",
+                )
+            disabled.add(area_id)
+        return disabled
+
+    def setting(self, key: str, model: type[Any], bundled: Any, bundled_data: Any) -> Any:
+        """The bundled setting with the override's keys replacing its own."""
+        given = getattr(self.shape, key)
+        if given is None:
+            return bundled
+        merged = {**bundled_data, **given}
+        part = _sub(self.source, (key,), merged)
+        return self.parser.validate(model, self.name, part, None, (key,))
+
+    def areas(
+        self, routing: RoutingConfig | None, disabled: set[str]
+    ) -> list[tuple[str, AreaRule]]:
+        items = self.shape.areas or []
+        documents = [
+            AreaDocument(self.name, _sub(self.source, ("areas", i), item), prefix=("areas", i))
+            for i, item in enumerate(items)
+        ]
+        ids = [item.get("id") if isinstance(item.get("id"), str) else None for item in items]
+        for index, area_id in enumerate(ids):
+            if area_id in disabled:
+                self.parser.problem(
+                    self.name,
+                    self.line(("areas", index, "id")),
+                    area_id,
+                    f"areas.{index}.id: area {area_id!r} is also listed under disable",
+                )
+        declared = set(ids)
+        kept = [(file, rule) for file, rule in self.files.areas
+                if rule.id not in disabled and rule.id not in declared]
+        checklist_ids = {item.id: file for file, rule in kept for item in rule.checklist}
+        rules = self.parser.areas(documents, routing, checklist_ids, {})
+        if routing is not None and self.shape.routing is not None:
+            self.check_pools_of_kept(kept, routing)
+        return [*kept, *rules]
+
+    def check_pools_of_kept(
+        self, kept: list[tuple[str, AreaRule]], routing: RoutingConfig
+    ) -> None:
+        for file, rule in kept:
+            for label in rule.routing.labels:
+                if label not in routing.pools:
+                    self.parser.problem(
+                        self.name,
+                        self.line(("routing", "pools")),
+                        None,
+                        f"routing.pools: no pool for label {label!r}, which the bundled area "
+                        f"{rule.id!r} ({file}) routes to",
+                    )
+
+
+def parse_override(files: RuleFiles, text: str, name: str = OVERRIDE_PATH) -> RuleSet:
+    """The bundled rule files with a repository's override applied, compiled.
+
+    Raises RuleFileError listing every problem, each at `name`:LINE.
+    """
+    parser = Parser()
+    source = parser.read(name, text, allow_empty=True)
+    if source is None:
+        parser.raise_if_any()
+        raise AssertionError("unreachable: a failed read records a problem")
+    if not isinstance(source.data, dict):
+        parser.problem(name, line_of(source.root, ()), None,
+                       "expected a mapping with areas, disable, routing or risks")
+        parser.raise_if_any()
+    shape = parser.validate(_Shape, name, source, None)
+    parser.raise_if_any()
+    assert shape is not None
+    override = _Override(files, name, source, shape)
+    disabled = override.disabled()
+    routing = override.setting("routing", RoutingConfig, files.routing, files.routing_data)
+    risks = override.setting("risks", RiskSettings, files.risks, files.risks_data)
+    areas = override.areas(routing, disabled)
+    override.parser.raise_if_any()
+    version = sha256(f"{files.version}\0{name}\0{text}".encode()).hexdigest()[:12]
+    return compile_rules(areas, routing, risks, version)
+
+
+def override_json_schema() -> dict[str, Any]:
+    """JSON Schema of `.github/pr-digest.yml`, for editors."""
+    return OverrideFile.model_json_schema(by_alias=True)
