@@ -175,7 +175,9 @@ def parse_body(body: str | None) -> PullRequestBody:
         sections=sections,
         test_plan_empty=test_plan_empty,
         test_result_empty=test_result_empty,
-        not_run=_find_not_run(prose, test_prose),
+        # Prose pieces are joined with newlines the author never wrote: an admission
+        # spanning such a joint is not their words.
+        not_run=tuple(p for p in _find_not_run(prose, test_prose) if p.lower() in lowered),
         eval_evidence=_find_eval_evidence(blocks),
         perf_claims=perf_claims,
         perf_numbers=perf_numbers,
