@@ -153,6 +153,7 @@ KEY_PATHS: list[tuple[Any, ...]] = [
     ("changes",), ("issue",), ("issue", "number"), ("issue", "pull_request"), ("comment",),
     ("comment", "id"), ("comment", "body"), ("comment", "user"), ("comment", "user", "login"),
     ("comment", "performed_via_github_app"), ("changes", "body"), ("changes", "body", "from"),
+    ("ref",), ("after",), ("deleted",), ("repository", "default_branch"),
 ]
 
 

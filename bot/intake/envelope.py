@@ -33,6 +33,7 @@ class _Installation(msgspec.Struct):
 
 class _Repository(msgspec.Struct):
     full_name: Any = _UNSET
+    default_branch: Any = _UNSET
 
 
 class _Label(msgspec.Struct):
@@ -72,6 +73,10 @@ class _Envelope(msgspec.Struct):
     issue: _Issue | None = _UNSET
     comment: _Comment | None = _UNSET
     zen: Any = _UNSET
+    # push: which branch moved, to what, and whether it was deleted (the index refresh)
+    ref: Any = _UNSET
+    after: Any = _UNSET
+    deleted: Any = _UNSET
 
 
 _DECODER = msgspec.json.Decoder(_Envelope)
