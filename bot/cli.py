@@ -1,5 +1,5 @@
-"""The `digest-bot` command line: serve, digest (offline or online), check-rules, and the
-operator's commands (previews, jobs, settings-table)."""
+"""The `digest-bot` command line: serve, digest (offline or online), check-rules,
+check-config, export-schema, and the operator's commands (previews, jobs, settings-table)."""
 
 from __future__ import annotations
 
@@ -137,8 +137,27 @@ def _parser() -> argparse.ArgumentParser:
     endpoints = sub.add_parser("endpoints", help="print the HTTP endpoint table (Markdown)")
     endpoints.set_defaults(run=_run_endpoints)
 
-    schema = sub.add_parser("export-schema", help="write the rule files' JSON Schema")
-    schema.add_argument("path", nargs="?", type=Path, default=None)
+    check_config = sub.add_parser(
+        "check-config", help="validate a repository's .github/pr-digest.yml",
+        description="Validate FILE as a repository's override (.github/pr-digest.yml) of "
+        "the bundled rules, the way the service applies it. Exit 0 when valid, 1 with one "
+        "line per problem, 2 when FILE cannot be read.",
+    )
+    check_config.add_argument("file", type=Path, metavar="FILE")
+    check_config.add_argument(
+        "--format", choices=("text", "github"), default="text",
+        help="github: one ::error workflow command per problem (GitHub Actions annotations)",
+    )
+    check_config.add_argument("--rules", type=Path, default=None, help="bundled rules directory")
+    check_config.set_defaults(run=_run_check_config)
+
+    schema = sub.add_parser(
+        "export-schema", help="write the JSON Schemas of the rule and config files",
+        description="Write schema.json (area rules), override.schema.json "
+        "(.github/pr-digest.yml), routing.schema.json and risks.schema.json into DIR "
+        "(default: the rules directory). Given a FILE.json, write only the area schema there.",
+    )
+    schema.add_argument("path", nargs="?", type=Path, default=None, metavar="DIR|FILE.json")
     schema.set_defaults(run=_run_export_schema)
 
     add_operator_commands(sub)
@@ -249,17 +268,32 @@ def _run_endpoints(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_export_schema(args: argparse.Namespace) -> int:
-    from bot.rules_files import write_schema
+def _run_check_config(args: argparse.Namespace) -> int:
+    from bot.cli_check_config import CannotCheck, check_config
 
-    path: Path = args.path or load_settings().rules_dir / "schema.json"
-    if not path.parent.is_dir():
-        raise UsageError(f"{path}: directory {path.parent} does not exist")
+    rules_dir: Path = args.rules or load_settings().rules_dir
     try:
-        write_schema(path)
+        return check_config(args.file, rules_dir, args.format)
+    except CannotCheck as exc:  # unreadable FILE or bundled rules: not a problem *in* FILE
+        raise UsageError(str(exc)) from None
+
+
+def _run_export_schema(args: argparse.Namespace) -> int:
+    from bot.rules_files import write_schema, write_schemas
+
+    path: Path = args.path or load_settings().rules_dir
+    try:
+        if path.is_dir():
+            written = write_schemas(path)
+        elif not path.parent.is_dir():
+            raise UsageError(f"{path}: directory {path.parent} does not exist")
+        else:
+            write_schema(path)
+            written = [path]
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
-    print(f"wrote {path}")
+    for target in written:
+        print(f"wrote {target}")
     return 0
 
 

@@ -1,11 +1,18 @@
-"""Read the rules directory (the only I/O of the rules engine) and write its JSON Schema."""
+"""Read the rules directory (the only I/O of the rules engine) and write its JSON Schemas."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from bot.core.risk_settings import RiskSettings
+from bot.core.routing_config import RoutingConfig
 from bot.core.rules import RuleFileError, RuleSet, is_rule_file, parse_rules, rules_json_schema
+from bot.core.rules.override import override_json_schema
+
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def read_rule_sources(directory: Path) -> dict[str, str]:
@@ -35,7 +42,42 @@ def check_rules(directory: Path) -> list[str]:
     return []
 
 
+def routing_json_schema() -> dict[str, Any]:
+    """JSON Schema of rules/routing.yaml, for editors."""
+    return {"$schema": _DRAFT, **RoutingConfig.model_json_schema(by_alias=True),
+            "title": "pr-digest routing.yaml"}
+
+
+def risks_json_schema() -> dict[str, Any]:
+    """JSON Schema of rules/risks.yaml, for editors."""
+    return {"$schema": _DRAFT, **RiskSettings.model_json_schema(by_alias=True),
+            "title": "pr-digest risks.yaml"}
+
+
+# File name in rules/ -> its schema; `digest-bot export-schema` writes them all and
+# tests/test_rules_schema.py checks the committed ones are current.
+SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "schema.json": rules_json_schema,
+    "override.schema.json": override_json_schema,
+    "routing.schema.json": routing_json_schema,
+    "risks.schema.json": risks_json_schema,
+}
+
+
+def schema_text(name: str) -> str:
+    return json.dumps(SCHEMAS[name](), indent=2, ensure_ascii=False) + "\n"
+
+
 def write_schema(path: Path) -> None:
-    path.write_text(
-        json.dumps(rules_json_schema(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    """The area rule schema only, to `path`."""
+    path.write_text(schema_text("schema.json"), encoding="utf-8")
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    """Every schema in SCHEMAS into `directory`; the paths written."""
+    written = []
+    for name in SCHEMAS:
+        target = directory / name
+        target.write_text(schema_text(name), encoding="utf-8")
+        written.append(target)
+    return written

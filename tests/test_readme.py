@@ -87,3 +87,14 @@ def test_env_example_names_only_real_settings() -> None:
              if line and not line.startswith("#")]
     assert names
     assert [name for name in names if name not in known] == []
+
+
+def test_the_sample_digest_is_the_current_golden() -> None:
+    # The README shows what the bot posts; a wording or order change must show there too.
+    text = README.read_text(encoding="utf-8")
+    start = text.index("````markdown\n") + len("````markdown\n")
+    sample = text[start:text.index("\n````", start)]
+    golden = README.parent / "tests" / "golden" / "pr_56904.en.md"
+    assert sample == golden.read_text(encoding="utf-8").rstrip("\n"), (
+        "copy tests/golden/pr_56904.en.md into the README's sample digest"
+    )

@@ -205,7 +205,7 @@ def test_every_shipped_rule_file_loads() -> None:
 
 def test_schema_json_is_up_to_date() -> None:
     on_disk = json.loads((RULES_DIR / "schema.json").read_text(encoding="utf-8"))
-    assert on_disk == rules_json_schema(), "regenerate: digest-bot write-schema / write_schema()"
+    assert on_disk == rules_json_schema(), "regenerate: digest-bot export-schema"
 
 
 def test_schema_accepts_the_plain_string_shorthand() -> None:

@@ -16,7 +16,8 @@ from hashlib import sha256
 
 from bot.core.rules import RuleFileError, RuleSet
 from bot.core.rules.override import OVERRIDE_PATH, parse_override
-from bot.core.rules.parse import compile_rule_files, read_rule_files
+from bot.core.rules.parse import RuleFiles, compile_rule_files, read_rule_files
+from bot.core.rules.problems import RuleProblem
 from bot.github.protocol import GitHubAPI
 
 log = logging.getLogger(__name__)
@@ -66,16 +67,29 @@ class RulesProvider:
         return self._parsed[key]
 
     def _apply_override(self, text: str) -> RepoRules:
-        path = self._config_path
-        if len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES:
-            return RepoRules(self.bundled, f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
         try:
-            return RepoRules(parse_override(self._files, text, path))
+            return RepoRules(apply_override(self._files, text, self._config_path))
         except RuleFileError as exc:
             return RepoRules(self.bundled, _summary(exc))
-        except Exception as exc:  # whatever it is, one repository's file must not fail its jobs
-            log.exception("could not apply %s", path)
-            return RepoRules(self.bundled, f"{path}: could not be read ({type(exc).__name__})")
+
+
+def apply_override(files: RuleFiles, text: str, path: str = OVERRIDE_PATH) -> RuleSet:
+    """The bundled rule files with the override `text` (read from `path`) applied.
+
+    The service and `digest-bot check-config` both go through here, so a file the CLI
+    accepts is one the service applies. Raises RuleFileError, each problem at `path`:LINE.
+    """
+    if len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES:
+        raise RuleFileError([RuleProblem(path, 1, None, f"larger than {MAX_CONFIG_BYTES} bytes")])
+    try:
+        return parse_override(files, text, path)
+    except RuleFileError:
+        raise
+    except Exception as exc:  # whatever it is, one repository's file must not fail its jobs
+        log.exception("could not apply %s", path)
+        raise RuleFileError(
+            [RuleProblem(path, 1, None, f"could not be read ({type(exc).__name__})")]
+        ) from None
 
 
 def _summary(exc: RuleFileError, shown: int = 3) -> str:
