@@ -315,7 +315,7 @@ def _split_sections(text: str, lowered: str) -> list[_Block]:
             if _closes_fence(line, fence):
                 fence, prose_from = "", match.end()
             continue
-        fence = _opens_fence(line)
+        fence = opens_fence(line)
         if fence:
             block.prose.append(text[prose_from:start])
             continue
@@ -343,7 +343,8 @@ def _split_sections(text: str, lowered: str) -> list[_Block]:
     return blocks
 
 
-def _opens_fence(line: str) -> str:
+def opens_fence(line: str) -> str:
+    """The fence a line opens (its backtick or tilde run), or "" when it opens none."""
     stripped = line.lstrip(" ")
     if len(line) - len(stripped) > 8:  # fences inside list items are indented
         return ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.core.body import strip_html_comments, strip_template
+from bot.core.body import opens_fence, strip_html_comments, strip_template
 
 MAX_BODY_CHARS = 200_000
 MAX_LINES = 4_000
@@ -55,7 +55,7 @@ def body_lines(body: str | None) -> Iterator[BodyLine]:
             else:
                 yield BodyLine(heading, line, True)
             continue
-        opened = _fence(stripped, line)
+        opened = opens_fence(line)
         if opened:
             fence = opened
             continue
@@ -104,18 +104,6 @@ def prose_units(body: str | None) -> Iterator[ProseUnit]:
             bullet = False
         parts.append(stripped)
     yield from flush()
-
-
-def _fence(stripped: str, line: str) -> str:
-    if len(line) - len(line.lstrip(" ")) > 8:
-        return ""
-    for char in "`~":
-        if stripped.startswith(char * 3):
-            run = len(stripped) - len(stripped.lstrip(char))
-            if char == "`" and "`" in stripped[run:]:
-                return ""
-            return char * run
-    return ""
 
 
 def _heading_title(stripped: str) -> str | None:
