@@ -32,9 +32,7 @@ from bench.intake.targets import (
     RunningServer,
     Target,
     TargetUnavailable,
-    bare_target,
-    pr_digest_target,
-    probot_target,
+    make_target,
 )
 
 Report = dict[str, Any]
@@ -65,16 +63,6 @@ def count_rows(db_path: Path) -> dict[str, int]:
     with sqlite3.connect(db_path) as conn:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}  # noqa: S608
-
-
-def make_target(name: str, secret: str, workdir: Path) -> Target:
-    if name == "pr-digest":
-        return pr_digest_target(secret, workdir)
-    if name == "bare":
-        return bare_target()
-    if name == "probot":
-        return probot_target(secret, workdir)
-    raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGET_NAMES)}")
 
 
 def best_of_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:

@@ -32,11 +32,8 @@ from bench.intake.machine import describe_machine
 from bench.intake.targets import (
     TARGET_NAMES,
     RunningServer,
-    Target,
     TargetUnavailable,
-    bare_target,
-    pr_digest_target,
-    probot_target,
+    make_target,
 )
 from bench.payloads import build_delivery, load_template
 
@@ -79,16 +76,6 @@ def run_wrk(url: str, deliveries: Path, *, threads: int, connections: int, secon
             result: dict[str, Any] = json.loads(line.removeprefix("WRK_JSON "))
             return result
     raise RuntimeError(f"wrk printed no result: {done.stdout[-500:]} {done.stderr[-500:]}")
-
-
-def make_target(name: str, secret: str, workdir: Path) -> Target:
-    if name == "pr-digest":
-        return pr_digest_target(secret, workdir)
-    if name == "bare":
-        return bare_target()
-    if name == "probot":
-        return probot_target(secret, workdir)
-    raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGET_NAMES)}")
 
 
 def stored_deliveries(db_path: Path | None) -> int | None:

@@ -200,3 +200,13 @@ class RunningServer:
     def log_tail(self, chars: int = 800) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return text.strip()[-chars:]
+
+
+def make_target(name: str, secret: str, workdir: Path) -> Target:
+    if name == "pr-digest":
+        return pr_digest_target(secret, workdir)
+    if name == "bare":
+        return bare_target()
+    if name == "probot":
+        return probot_target(secret, workdir)
+    raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGET_NAMES)}")
