@@ -31,13 +31,14 @@ from bot.intake.webhooks import (
     route_event,
     signature_matches,
 )
-from bot.logs import bind_log_context, register_secret
+from bot.logs import HotPathLog, bind_log_context, register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
 from bot.queue.worker_thread import JobRunner
 from bot.settings import Settings
 
 log = logging.getLogger("bot.intake.app")
+_delivery_log = HotPathLog("bot.intake.app")
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
@@ -166,8 +167,8 @@ class _Intake:
                 reply.event, reply.action, reply.outcome)
             fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
             fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
-            log.log(logging.INFO if reply.status < 400 else logging.WARNING,
-                    "delivery %s", reply.outcome, extra=fields)
+            _delivery_log.log(logging.INFO if reply.status < 400 else logging.WARNING,
+                              f"delivery {reply.outcome}", fields)
         await _send_json(send, reply.status, reply.body)
 
     async def _reply(self, headers: dict[str, str], receive: Receive) -> _Reply:
