@@ -8,14 +8,19 @@ import io
 import json
 import logging
 import logging.handlers
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.logs import (
     HotPathLog,
     LogFormat,
     bind_log_context,
     configure_logging,
+    log_timestamp,
     register_secret,
 )
 from bot.metrics import Metrics
@@ -200,3 +205,13 @@ def test_hot_path_respects_the_level() -> None:
         logging.getLogger().handlers = saved
         logging.getLogger().setLevel(logging.INFO)
     assert stream.getvalue() == ""
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(min_value=0, max_value=4e9, allow_nan=False)
+       | st.integers(0, 4_000_000_000).map(lambda s: s + 0.9999996)
+       | st.integers(0, 4_000_000_000_000).map(lambda ms: ms / 1000 + 0.0005))
+def test_cached_timestamp_is_datetimes_own(created: float) -> None:
+    # The per-second prefix cache must round exactly as datetime does, at every edge.
+    expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+    assert log_timestamp(created) == expected
