@@ -1,5 +1,7 @@
-"""Wires the service together, in exactly one place: settings -> store, GitHub sessions,
-handlers, worker, HTTP app. Nothing here runs at import."""
+"""Wires the service together: settings -> store, metrics, HTTP app (the intake), then,
+once the port is open, the worker side (bot/worker_side.py: rules, GitHub sessions,
+handlers, worker), built on a thread by bot/deferred_worker.py. Nothing here runs at
+import."""
 
 from __future__ import annotations
 

@@ -312,9 +312,9 @@ class ServiceProcess:
                 raise RuntimeError(f"service exited with {self._proc.returncode}: "
                                    f"{output[-3000:]}")
             try:
-                if self._client.get("/healthz").status_code == 200:
-                    if not self.wait_for_worker or self._worker_started():
-                        return True
+                if self._client.get("/healthz").status_code == 200 and (
+                        not self.wait_for_worker or self._worker_started()):
+                    return True
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
