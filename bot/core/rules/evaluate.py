@@ -51,6 +51,17 @@ class PullRequestScan:
         self.mentions = "\n".join(body_names(facts.body))
         self.labels = frozenset(facts.labels)
         self.author = facts.author.lower()
+        self._added_subjects: dict[int, list[tuple[str, str]]] = {}
+
+    def added_subjects(self, added_id: int) -> list[tuple[str, str]]:
+        """(file, evidence subject) of every hit of one added pattern. Focus and checklist
+        conditions ask about the same patterns again: the subjects are built once."""
+        subjects = self._added_subjects.get(added_id)
+        if subjects is None:
+            hits = self.added_hits.get(added_id, ())
+            subjects = [(name, f"{name}: {_short(phrase)}") for name, phrase in hits]
+            self._added_subjects[added_id] = subjects
+        return subjects
 
     def files_of(self, glob_ids: Iterable[int]) -> list[str]:
         found = {name for glob_id in glob_ids for name in self.glob_files.get(glob_id, ())}
@@ -124,7 +135,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
         if key is not None:
             keys.append(key)
     if cond.added_id is not None:
-        hits = scan.added_hits.get(cond.added_id, [])
+        hits = scan.added_subjects(cond.added_id)
         if cond.path_ids:
             allowed = set(files)
             inside = [hit for hit in hits if hit[0] in allowed]
@@ -135,7 +146,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "added",
                 bool(hits),
-                [Reason(rule, "added", f"{name}: {_short(phrase)}") for name, phrase in hits],
+                [Reason(rule, "added", subject) for _, subject in hits],
             )
         )
     if cond.authors is not None:
