@@ -17,7 +17,11 @@ SUBJECT_CHARS = 80
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
+    # Called for every added-line hit (tens of thousands on a big PR): most phrases are
+    # one printable line with single spaces, which `split`/`join` would return unchanged
+    # (the only whitespace a printable string can hold is the ASCII space).
+    if not (text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "):
+        text = " ".join(text.split())
     return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
 
 
