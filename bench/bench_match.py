@@ -107,7 +107,8 @@ def vendored_pr(files: int = 3000, seed: int = 2) -> PullRequestFacts:
     changed = []
     for i in range(files):
         directory = rng.choice(_VENDOR_DIRS)
-        ext = ".py" if directory.startswith(("vllm", "tests")) else rng.choice([".h", ".cuh", ".cu"])
+        cpp = rng.choice([".h", ".cuh", ".cu"])
+        ext = ".py" if directory.startswith(("vllm", "tests")) else cpp
         name = f"{directory}/unit_{i}{ext}"
         kind = rng.random()
         if kind < 0.2:  # moved: GitHub sends no patch for a pure rename

@@ -24,7 +24,6 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
@@ -86,6 +85,9 @@ class NeedleSet:
                 regex_set.Add("".join(f"\\x{byte:02x}" for byte in _raw(needle)))
             regex_set.Compile()
             self._set = regex_set
+
+    def __reduce__(self) -> tuple[Any, tuple[tuple[str, ...]]]:
+        return NeedleSet, (self.needles,)  # an RE2 set does not pickle: rebuild it
 
     def present(self, text: str) -> frozenset[str] | None:
         """The needles occurring in `text`; None when the set cannot tell (RE2 ran out of
