@@ -19,10 +19,12 @@ class Endpoint:
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/webhook",
              "GitHub deliveries: verify the signature, persist, `202`", "GitHub (signed)"),
-    Endpoint("GET", "/healthz", "the process is alive", "anyone"),
+    Endpoint("GET", "/healthz",
+             "the process is alive (answers as soon as the port is open)", "anyone"),
     Endpoint("GET", "/readyz",
-             "the database is reachable, the service not draining and (live) the App "
-             "credentials work; 503 with the reason otherwise", "anyone"),
+             "the worker has started (`starting` until then: deliveries are stored "
+             "meanwhile), the database is reachable, the service not draining and (live) "
+             "the App credentials work; 503 with the reason otherwise", "anyone"),
     Endpoint("GET", "/metrics", "Prometheus metrics", "anyone"),
     Endpoint("GET", "/view/{owner}/{repo}",
              "the label view: open PRs' digests grouped by label; `?label=`, "

@@ -8,16 +8,15 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.core.facts import PullRequestFacts
-from bot.core.repo_index.context import repo_context
-from bot.core.repo_index.findings import RepoContext
-from bot.core.repo_index.show import describe_symbol
-from bot.repo_index import store
-from bot.repo_index.build import index_directory
-from bot.repo_index.lookup import memory_index
 from bot.settings import Settings
+
+# The index modules are imported by the commands that use them: bot/cli.py registers
+# these commands for every command line, `serve` included, which must start quickly.
+if TYPE_CHECKING:
+    from bot.core.facts import PullRequestFacts
+    from bot.core.repo_index.findings import RepoContext
 
 Usage = type[Exception]
 
@@ -44,6 +43,9 @@ def _db(args: argparse.Namespace) -> Path:
 
 
 def _run_build(args: argparse.Namespace, usage_error: Usage) -> int:
+    from bot.repo_index import store
+    from bot.repo_index.build import index_directory
+
     db = _db(args)
     size_before = db.stat().st_size if db.exists() else 0
     started = time.perf_counter()
@@ -103,6 +105,9 @@ def _local_commit(root: Path) -> str:
 
 
 def _run_show(args: argparse.Namespace, usage_error: Usage) -> int:
+    from bot.core.repo_index.show import describe_symbol
+    from bot.repo_index import store
+
     db = _db(args)
     if not db.exists():
         raise usage_error(f"{db}: no index database (run `digest-bot index build` first)")
@@ -124,6 +129,10 @@ def offline_context(
     index: Path, facts: PullRequestFacts, usage_error: Usage
 ) -> RepoContext | None:
     """`digest --index`: a checkout directory is parsed now; a file is an index database."""
+    from bot.core.repo_index.context import repo_context
+    from bot.repo_index import store
+    from bot.repo_index.lookup import memory_index
+
     if index.is_dir():
         return repo_context(memory_index(index), facts)
     if not index.is_file():

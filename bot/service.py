@@ -1,45 +1,38 @@
-"""Wires the service together, in exactly one place: settings -> store, GitHub sessions,
-handlers, worker, HTTP app. Nothing here runs at import."""
+"""Wires the service together: settings -> store, metrics, HTTP app (the intake), then,
+once the port is open, the worker side (bot/worker_side.py: rules, GitHub sessions,
+handlers, worker), built on a thread by bot/deferred_worker.py. Nothing here runs at
+import."""
 
 from __future__ import annotations
 
 import gc
 import logging
 import signal
-import time
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 
-from bot.credentials import CredentialCheck
-from bot.github.protocol import GitHubError
-from bot.github.session import GitHubSessionFactory
-from bot.handlers.context import HandlerContext
-from bot.handlers.processor import JobProcessor
-from bot.handlers.repo_rules import RulesProvider
+from bot.deferred_worker import DeferredWorker
 from bot.intake.app import create_app
 from bot.intake.http_protocol import guarded_protocol
 from bot.logs import configure_logging, default_log_format, register_secret
 from bot.metrics import Metrics
-from bot.queue.jobs import Worker
 from bot.queue.ledger import Ledger
 from bot.queue.store import SqliteJobStore
-from bot.queue.worker_thread import WorkerThread
-from bot.repo_index.lookup import IndexLookup
-from bot.repo_index.refresh import IndexRefresher
-from bot.rules_files import read_rule_sources
 from bot.settings import Settings
-from bot.view.app import LabelViewRoutes
-from bot.view.recorder import DigestRecorder
+from bot.settings_errors import SettingsError
+from bot.view.lazy import LazyLabelView
 from bot.view.store import DigestStore, create_schema
+
+# Nothing here imports the worker side (githubkit, the rules engine, RE2, the handlers,
+# the view's templates): `serve` opens the port first and builds those on a thread
+# (bot/worker_side.py, bot/deferred_worker.py). tests/test_startup.py keeps it so.
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BOT_LOGIN = "pr-digest[bot]"
-PRUNE_AFTER_SECONDS = 7 * 86400
 
 
 @dataclass
@@ -47,95 +40,64 @@ class Service:
     app: Starlette
     store: SqliteJobStore
     ledger: Ledger
-    processor: JobProcessor
-    factory: GitHubSessionFactory
     digests: DigestStore
-    credentials: CredentialCheck | None = None
+    worker: DeferredWorker
+    view: LazyLabelView
 
     def close(self) -> None:
+        self.worker.close()
         self.store.close()
         self.ledger.close()
-        if self.processor.index_lookup is not None:
-            self.processor.index_lookup.close()
+
+
+def check_paths(settings: Settings) -> None:
+    """The settings' paths that must exist, checked before the port opens (cheap); the
+    rules themselves are parsed with the worker, and a bad one shows in /readyz."""
+    if not settings.rules_dir.is_dir():
+        raise SettingsError([f"DIGEST_RULES_DIR={settings.rules_dir}: not a directory"])
 
 
 def build_service(settings: Settings) -> Service:
-    """Everything the running service needs; raises on invalid bundled rules (loud, early)."""
+    """What the intake needs (store, metrics, the app); the worker side is built by the
+    app's start-up, on a thread, after the port is open."""
     for secret in (settings.webhook_secret, settings.private_key, settings.github_token,
                    settings.view_token):
         if secret is not None:
             register_secret(secret.get_secret_value())
     metrics = Metrics()
-    rules = RulesProvider(
-        read_rule_sources(settings.rules_dir), config_path=settings.repo_config_path
-    )
     store = SqliteJobStore.from_settings(settings)
     ledger = Ledger(settings.db_path)
     create_schema(settings.db_path)
     digests = DigestStore(ledger.writer, recent_seconds=settings.view_recent_days * 86400)
-    factory = GitHubSessionFactory(settings, metrics)
-    ctx = HandlerContext(
-        bot_login=settings.bot_login or DEFAULT_BOT_LOGIN,
-        rules=rules,
-        metrics=metrics,
-        language=settings.language,
-        skip_drafts=settings.skip_drafts,
-        command_runs_per_minute=rules.bundled.routing.commands_per_minute,
-        uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
-        on_converged=DigestRecorder(digests),
-    )
-    refresher = None
-    if settings.index_enabled:
-        ctx.index = IndexLookup(settings.db_path)
-        refresher = IndexRefresher(
-            settings.db_path, max_tarball_bytes=settings.index_max_tarball_bytes
-        )
-    processor = JobProcessor(settings, factory, ctx, store, ledger, refresher)
+    view = LazyLabelView(digests, settings)
 
-    async def learn_identity() -> None:
-        # The bot's login (for finding its own comments and ignoring its own events)
-        # comes from GET /app; without it the service must not write anything.
-        if settings.bot_login is None and settings.has_app_credentials:
-            try:
-                ctx.bot_login = await factory.bot_login()
-                settings.bot_login = ctx.bot_login
-            except GitHubError as exc:
-                log.error("cannot read GET /app yet (%s); using %s", exc, ctx.bot_login)
+    def build_worker_side() -> Any:
+        from bot.worker_side import build_worker_side
 
-    first_sweep = True
+        side = build_worker_side(settings, store, ledger, digests, metrics)
+        # Readers' first page should not pay for the view's imports and templates.
+        view.prepare()
+        return side
 
-    async def reconcile() -> None:
-        nonlocal first_sweep
-        await learn_identity()
-        if first_sweep and not settings.reconcile_on_startup:
-            first_sweep = False
-            return
-        first_sweep = False
-        await processor.sweep()
-
-    async def prune() -> None:
-        await store.prune(time.time() - PRUNE_AFTER_SECONDS)
-
-    worker = Worker(
-        store, processor, metrics,
-        concurrency=settings.workers,
-        # An expired lease is noticed within half a lease.
-        lease_check_interval=min(30.0, settings.lease_seconds / 2),
-        heartbeat_interval=settings.lease_seconds / 3,
-        periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
-    )
-    credentials: CredentialCheck | None = None
-    background: list[Callable[[], Coroutine[Any, Any, None]]] = []
-    if settings.has_app_credentials:
-        credentials = CredentialCheck(settings, factory)
-        background.append(credentials.run)
+    worker = DeferredWorker(build_worker_side,
+                            failure_reason=lambda exc: _rules_problem(settings, exc))
     app = create_app(
-        settings, store, metrics, worker=WorkerThread(worker),
-        extra_routes=LabelViewRoutes(digests, settings).routes(),
-        not_ready_reason=(lambda: credentials.reason) if credentials is not None else None,
-        background=background,
+        settings, store, metrics, worker=worker, extra_routes=view.routes(),
+        not_ready_reason=worker.not_ready_reason,
     )
-    return Service(app, store, ledger, processor, factory, digests, credentials)
+    return Service(app, store, ledger, digests, worker, view)
+
+
+def _rules_problem(settings: Settings, exc: BaseException) -> str | None:
+    """The rules that could not be loaded, as `DIGEST_RULES_DIR=...: file:line: message`."""
+    from bot.core.rules import RuleFileError
+
+    where = f"DIGEST_RULES_DIR={settings.rules_dir}"
+    if isinstance(exc, RuleFileError):
+        return f"{where}: " + "; ".join(str(problem) for problem in exc.problems[:5])
+    if isinstance(exc, OSError | UnicodeDecodeError):
+        return f"{where}: cannot read rules: {exc}"
+    return None
 
 
 def _exit_after_drain(signum: int, frame: object) -> None:
@@ -145,11 +107,11 @@ def _exit_after_drain(signum: int, frame: object) -> None:
 
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
+    check_paths(settings)
     configure_logging(settings.log_level, settings.log_format or default_log_format())
     service = build_service(settings)
-    # Everything loaded so far (GitHub's API schemas, rules) lives as long as the
-    # process: keep it out of the collector's full passes, each of which otherwise walks
-    # it all (~70,000 objects, ~100 ms here) and stalls every in-flight ack.
+    # What lives as long as the process stays out of the collector's full passes; the
+    # worker side freezes again once built (bot/deferred_worker.py says why).
     gc.freeze()
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"

@@ -17,9 +17,11 @@ API
   repo `REPO` added.
 - `ServiceProcess(github_url, workdir, *, secret=SECRET, settle_seconds=0.3,
   write_interval_seconds=0.01, reconcile_on_startup=False, skip_drafts=True,
-  db_path=None, extra_env=None, name="service")`: a context manager. `start()` spawns
-  the subprocess on a free loopback port with env DIGEST_* (App id/key of the fake,
-  temp DB under `workdir`, webhook secret, ...) and waits for `GET /healthz`; the
+  db_path=None, extra_env=None, name="service", wait_for_worker=True)`: a context
+  manager. `start()` spawns the subprocess on a free loopback port with env DIGEST_*
+  (App id/key of the fake, temp DB under `workdir`, webhook secret, ...) and waits for
+  `GET /healthz` and, unless `wait_for_worker=False`, for `/readyz` to stop saying
+  "starting" (the worker side is built after the port opens); the
   subprocess's stderr (JSON log lines) goes to `log_path`
   (`workdir/<name>-<n>.log`, one file per start). `stop(timeout=15)` sends SIGTERM
   and waits (returns the exit code); `kill()` sends SIGKILL (no drain, no cleanup);
@@ -223,8 +225,10 @@ class ServiceProcess:
         db_path: Path | None = None,
         extra_env: dict[str, str] | None = None,
         name: str = "service",
+        wait_for_worker: bool = True,
     ) -> None:
         self.github_url = github_url
+        self.wait_for_worker = wait_for_worker
         self.workdir = workdir
         self.secret = secret
         self.settle_seconds = settle_seconds
@@ -308,7 +312,8 @@ class ServiceProcess:
                 raise RuntimeError(f"service exited with {self._proc.returncode}: "
                                    f"{output[-3000:]}")
             try:
-                if self._client.get("/healthz").status_code == 200:
+                if self._client.get("/healthz").status_code == 200 and (
+                        not self.wait_for_worker or self._worker_started()):
                     return True
             except httpx.TransportError:
                 pass
@@ -316,6 +321,13 @@ class ServiceProcess:
                 self.kill()
                 raise RuntimeError(f"service not healthy after {_START_TIMEOUT}s")
             time.sleep(0.05)
+
+    def _worker_started(self) -> bool:
+        """The port opens before the worker side is built; /readyz says "starting"
+        until it is (any other answer: started, or not ready for another reason)."""
+        assert self._client is not None
+        reply = self._client.get("/readyz")
+        return not (reply.status_code == 503 and reply.json().get("reason") == "starting")
 
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM and wait (graceful drain); SIGKILL if it does not exit in time."""

@@ -27,7 +27,7 @@ from bot.core.label_view import ViewEntry, build_label_view
 from bot.queue.sqlite_writer import StoreUnavailable
 from bot.settings import Settings
 from bot.view.cache import EntryCache, FragmentCache
-from bot.view.links import view_path
+from bot.view.links import VIEW_ROUTES, view_path
 from bot.view.pages import (
     render_digest_page,
     render_feed,
@@ -71,19 +71,18 @@ class LabelViewRoutes:
         self._css_etag = '"' + hashlib.sha256(self._css).hexdigest()[:16] + '"'
 
     def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/static/view.css", self.stylesheet, methods=["GET", "HEAD"]),
-            Route("/view/{owner}/{repo}", self._guard(self.label_view),
-                  methods=["GET", "HEAD"]),
-            Route("/view/{owner}/{repo}/feed.atom", self._guard(self.feed),
-                  methods=["GET", "HEAD"]),
-            # A plain segment, parsed here: an absurdly long number must be a 404, not
-            # an int() failure.
-            Route("/view/{owner}/{repo}/{number}", self._guard(self.digest_page),
-                  methods=["GET", "HEAD"]),
-            Route("/api/digests/{owner}/{repo}", self._guard(self.api, json_errors=True),
-                  methods=["GET", "HEAD"]),
-        ]
+        return [Route(path, self.endpoint(name), methods=["GET", "HEAD"])
+                for path, name in VIEW_ROUTES]
+
+    def endpoint(self, name: str) -> Handler:
+        """The handler serving VIEW_ROUTES' `name`, with the view's error handling."""
+        if name == "stylesheet":
+            return self.stylesheet
+        handlers: dict[str, Handler] = {
+            "label_view": self.label_view, "feed": self.feed,
+            "digest_page": self.digest_page, "api": self.api,
+        }
+        return self._guard(handlers[name], json_errors=name == "api")
 
     # -- shared checks ----------------------------------------------------------------
 

@@ -6,6 +6,19 @@ from urllib.parse import quote, urlencode
 
 GITHUB_WEB = "https://github.com"
 
+# The view's routes: path and the LabelViewRoutes handler serving it (GET and HEAD).
+# Kept here, apart from the view's heavy imports, so the service can register them
+# before its port opens and build the view on first use (bot/view/lazy.py).
+VIEW_ROUTES: tuple[tuple[str, str], ...] = (
+    ("/static/view.css", "stylesheet"),
+    ("/view/{owner}/{repo}", "label_view"),
+    ("/view/{owner}/{repo}/feed.atom", "feed"),
+    # A plain segment, parsed by the handler: an absurdly long number must be a 404,
+    # not an int() failure.
+    ("/view/{owner}/{repo}/{number}", "digest_page"),
+    ("/api/digests/{owner}/{repo}", "api"),
+)
+
 
 def view_path(repo: str, number: int | None = None, **query: str | None) -> str:
     """`/view/OWNER/REPO[/N][?k=v]`: the repository's label view, or one PR's digest."""

@@ -159,3 +159,12 @@ def render_feed(
 def template_names() -> list[str]:
     names: list[Any] = _environment().list_templates()
     return [str(n) for n in names]
+
+
+def warm_up() -> None:
+    """Compile every template and build the Markdown renderer now (on the service's
+    start-up thread), not during the first page a reader asks for."""
+    env = _environment()
+    for name in template_names():
+        env.get_template(name)
+    _markdown()
