@@ -7,9 +7,22 @@ import asyncio
 import io
 import json
 import logging
+import logging.handlers
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from bot.logs import LogFormat, bind_log_context, configure_logging, register_secret
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.logs import (
+    HotPathLog,
+    LogFormat,
+    bind_log_context,
+    configure_logging,
+    log_timestamp,
+    register_secret,
+)
 from bot.metrics import Metrics
 from bot.queue.jobs import Worker
 from bot.queue.store import Job, NewJob, SqliteJobStore, pr_key
@@ -103,3 +116,102 @@ def test_console_format_is_one_readable_line() -> None:
     assert "users=a,b" in text
     assert "job=3" in text
     assert not text.startswith("{")
+
+
+def _only_our_handler(fmt: LogFormat) -> tuple[io.StringIO, list[logging.Handler]]:
+    """Root logging as the service configures it: our handler and nothing else (pytest's
+    capture handlers are set aside for the test and put back by the caller)."""
+    root = logging.getLogger()
+    saved = list(root.handlers)
+    stream, handler = _capture(fmt)
+    root.handlers = [handler]
+    return stream, saved
+
+
+def _hot_and_logging_lines(fmt: LogFormat) -> tuple[dict[str, object], dict[str, object]]:
+    register_secret(SECRET)
+    fields: dict[str, object] = {
+        "delivery": "d-7", "event": "pull_request", "action": "opened", "outcome": "accepted",
+        "repo": "vllm-project/vllm", "pr": 12, "installation": 3, "job": 41, "status": 202,
+        "duration_ms": 1.25, "reason": None, "note": f"sig {SECRET} ghp_{'a' * 36}",
+        "labels": ["x", "\ud800"],
+    }
+    stream, saved = _only_our_handler(fmt)
+    records: list[logging.LogRecord] = []
+    make_record = logging.getLogRecordFactory()
+
+    def counting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        records.append(make_record(*args, **kwargs))
+        return records[-1]
+
+    logging.setLogRecordFactory(counting_factory)
+    try:
+        with bind_log_context(kind="intake", job=5):
+            HotPathLog("bot.intake.app").log(logging.WARNING, "delivery accepted", dict(fields))
+            # The fast path made no LogRecord: it really was taken.
+            assert records == []
+            logging.getLogger("bot.intake.app").warning(
+                "delivery %s", "accepted", extra=dict(fields))
+            assert len(records) == 1
+    finally:
+        logging.setLogRecordFactory(make_record)
+        logging.getLogger().handlers = saved
+    hot, slow = (json.loads(x) for x in stream.getvalue().strip().splitlines())
+    return hot, slow
+
+
+def test_hot_path_line_is_the_line_logging_writes() -> None:
+    hot, slow = _hot_and_logging_lines("json")
+    assert hot.pop("ts")
+    assert slow.pop("ts")
+    assert hot == slow
+    # Same key order too: a person reading the log sees the same line.
+    assert list(hot) == list(slow)
+    assert hot["job"] == 41  # an explicit field wins over the bound context
+    assert hot["kind"] == "intake"
+    assert hot["note"] == "sig [REDACTED] [REDACTED]"
+    assert "reason" not in hot  # None is left out, as logging's formatter does
+
+
+def test_hot_path_defers_to_logging_when_anything_else_listens() -> None:
+    # A capture handler beside ours (as in tests, or an app embedding the bot) must get
+    # the record: the hot path steps aside.
+    stream, saved = _only_our_handler("json")
+    listener = logging.handlers.BufferingHandler(10)
+    logging.getLogger().addHandler(listener)
+    try:
+        HotPathLog("bot.intake.app").log(logging.INFO, "delivery ignored", {"delivery": "d-8"})
+    finally:
+        logging.getLogger().handlers = saved
+    assert [r.getMessage() for r in listener.buffer] == ["delivery ignored"]
+    assert json.loads(stream.getvalue())["delivery"] == "d-8"
+
+
+def test_hot_path_console_format_goes_through_logging() -> None:
+    stream, saved = _only_our_handler("console")
+    try:
+        HotPathLog("bot.intake.app").log(logging.INFO, "delivery accepted", {"pr": 3})
+    finally:
+        logging.getLogger().handlers = saved
+    assert "INFO    bot.intake.app: delivery accepted  pr=3" in stream.getvalue()
+
+
+def test_hot_path_respects_the_level() -> None:
+    stream, saved = _only_our_handler("json")
+    try:
+        logging.getLogger().setLevel(logging.WARNING)
+        HotPathLog("bot.intake.app").log(logging.INFO, "delivery accepted", {"pr": 3})
+    finally:
+        logging.getLogger().handlers = saved
+        logging.getLogger().setLevel(logging.INFO)
+    assert stream.getvalue() == ""
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(min_value=0, max_value=4e9, allow_nan=False)
+       | st.integers(0, 4_000_000_000).map(lambda s: s + 0.9999996)
+       | st.integers(0, 4_000_000_000_000).map(lambda ms: ms / 1000 + 0.0005))
+def test_cached_timestamp_is_datetimes_own(created: float) -> None:
+    # The per-second prefix cache must round exactly as datetime does, at every edge.
+    expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+    assert log_timestamp(created) == expected

@@ -10,16 +10,17 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.intake.envelope import routing_fields
 from bot.intake.webhooks import (
@@ -30,13 +31,14 @@ from bot.intake.webhooks import (
     route_event,
     signature_matches,
 )
-from bot.logs import bind_log_context, register_secret
+from bot.logs import HotPathLog, bind_log_context, register_secret
 from bot.metrics import Metrics
 from bot.queue.store import Delivery, JobStore, StoreUnavailable
 from bot.queue.worker_thread import JobRunner
 from bot.settings import Settings
 
 log = logging.getLogger("bot.intake.app")
+_delivery_log = HotPathLog("bot.intake.app")
 
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
@@ -48,13 +50,6 @@ _READY_TIMEOUT_SECONDS = 2.0
 # bodies above this are read at once, so 40 forged 25 MB bodies cannot take 1 GB.
 _LARGE_BODY_BYTES = 1024 * 1024
 _LARGE_BODY_SLOTS = 4
-
-
-class _AsciiJSONResponse(JSONResponse):
-    # Replies echo payload text (e.g. an unknown action); JSON may carry lone
-    # surrogates ("\\ud800") that UTF-8 cannot encode, so escape everything to ASCII.
-    def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 @dataclass
@@ -71,6 +66,56 @@ class _Rejected(Exception):
     def __init__(self, status: int, reason: str, outcome: str) -> None:
         super().__init__(reason)
         self.status, self.reason, self.outcome = status, reason, outcome
+
+
+# The request headers the ack reads; everything else is never decoded.
+_WEBHOOK_HEADERS = frozenset({
+    b"content-length", b"x-hub-signature-256", b"x-github-event", b"x-github-delivery",
+})
+
+
+def _webhook_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The headers the ack reads, decoded as latin-1 (as HTTP and starlette do); the
+    first of a repeated header wins, as with starlette's `Headers.get`."""
+    found: dict[str, str] = {}
+    for name, value in raw:
+        if name in _WEBHOOK_HEADERS:
+            found.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return found
+
+
+async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
+    # Replies echo payload text (e.g. an unknown action); JSON may carry lone
+    # surrogates ("\\ud800") that UTF-8 cannot encode, so escape everything to ASCII.
+    body = json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _IntakeApp(Starlette):
+    """Starlette, with `POST /webhook` taken before the middleware stack and the router:
+    the one hot route needs neither. Other methods on /webhook, and every other path,
+    go through starlette as usual (405s, the label view, health)."""
+
+    def __init__(self, webhook: ASGIApp, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._webhook = webhook
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (scope["type"] == "http" and scope["method"] == "POST"
+                and _route_path(scope) == "/webhook"):
+            await self._webhook(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    # As starlette matches routes: the path below the app's mount point, if any.
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
 
 
 @dataclass
@@ -102,42 +147,47 @@ class _Intake:
             self._delivery_counters[key] = counter
         return counter
 
-    async def webhook(self, request: Request) -> Response:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """`POST /webhook` as a plain ASGI app: the ack path reads four headers and the
+        body straight from the ASGI messages, with none of starlette's per-request
+        objects (Request, Headers, middleware frames, Response), which cost more than
+        the work itself under load (bench/README.md)."""
         started = time.perf_counter()
+        headers = _webhook_headers(scope["headers"])
+        delivery_id = headers.get("x-github-delivery", "")
         # Every line logged while handling this delivery carries its id.
-        delivery_id = request.headers.get("x-github-delivery", "")[:80] or None
-        with bind_log_context(delivery=delivery_id):
-            return await self._webhook(request, started)
+        with bind_log_context(delivery=delivery_id[:80] or None):
+            reply = await self._reply(headers, receive)
+            elapsed = time.perf_counter() - started
+            self.metrics.ack_seconds.observe(elapsed)
+            self._delivery_counter(reply.event, reply.action, reply.outcome).inc()
+            # One call, the fields added to the context dict the reply already carries.
+            fields = reply.context
+            fields["event"], fields["action"], fields["outcome"] = (
+                reply.event, reply.action, reply.outcome)
+            fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
+            fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
+            _delivery_log.log(logging.INFO if reply.status < 400 else logging.WARNING,
+                              f"delivery {reply.outcome}", fields)
+        await _send_json(send, reply.status, reply.body)
 
-    async def _webhook(self, request: Request, started: float) -> Response:
+    async def _reply(self, headers: dict[str, str], receive: Receive) -> _Reply:
         try:
-            reply = await self._handle(request)
+            return await self._handle(headers, receive)
         except _Rejected as rejected:
-            reply = _Reply(rejected.status, {"error": rejected.reason}, rejected.outcome)
+            return _Reply(rejected.status, {"error": rejected.reason}, rejected.outcome)
         except StoreUnavailable as exc:
             log.error("store unavailable, delivery refused: %s", exc)
-            reply = _Reply(503, {"error": "store unavailable"}, "unavailable")
+            return _Reply(503, {"error": "store unavailable"}, "unavailable")
         except Exception:
             # Never a 500; a 503 makes GitHub show the failure so it can be redelivered.
             log.exception("unexpected error during intake")
-            reply = _Reply(503, {"error": "internal error"}, "error")
-        elapsed = time.perf_counter() - started
-        self.metrics.ack_seconds.observe(elapsed)
-        self._delivery_counter(reply.event, reply.action, reply.outcome).inc()
-        # One call, the fields added to the context dict the reply already carries.
-        fields = reply.context
-        fields["event"], fields["action"], fields["outcome"] = (
-            reply.event, reply.action, reply.outcome)
-        fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
-        fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
-        log.log(logging.INFO if reply.status < 400 else logging.WARNING,
-                "delivery %s", reply.outcome, extra=fields)
-        return _AsciiJSONResponse(reply.body, status_code=reply.status)
+            return _Reply(503, {"error": "internal error"}, "error")
 
-    async def _handle(self, request: Request) -> _Reply:
-        body = await self._read_verified_body(request)
-        event = request.headers.get("x-github-event", "")
-        delivery_id = request.headers.get("x-github-delivery", "")
+    async def _handle(self, headers: dict[str, str], receive: Receive) -> _Reply:
+        body = await self._read_verified_body(headers, receive)
+        event = headers.get("x-github-event", "")
+        delivery_id = headers.get("x-github-delivery", "")
         event_label = event if event in _KNOWN_EVENTS else "other"
         payload = routing_fields(body)
         if payload is None:
@@ -157,8 +207,9 @@ class _Intake:
         action = raw_action if isinstance(raw_action, str) and _ACTION.match(raw_action) else "-"
         action_label = action if event_label != "other" else "-"
         context: dict[str, Any] = {"delivery": delivery_id}
-        identity = BotIdentity(self.settings.bot_login, self.settings.app_id)
         try:
+            # Read per delivery: the service learns its login from GitHub after start.
+            identity = BotIdentity(self.settings.bot_login, self.settings.app_id)
             routed = route_event(event, payload, identity)
         except PayloadError as exc:
             return _Reply(400, {"error": f"bad {event} payload: {exc}"}, "bad_request",
@@ -179,20 +230,21 @@ class _Intake:
         return _Reply(202, {"ok": True, "job": job_id, "outcome": acceptance}, acceptance,
                       event_label, action_label, context)
 
-    async def _read_verified_body(self, request: Request) -> bytearray:
+    async def _read_verified_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         """The body, once its signature checks out. Hashed while it streams in (no second
         pass); a missing or malformed signature is refused before a byte is read; the
         whole read has a deadline; bodies over _LARGE_BODY_BYTES take one of a few slots,
         so forged large bodies cannot be buffered by the dozen (memory)."""
         limit = self.settings.max_body_bytes
-        declared = request.headers.get("content-length")
+        declared = headers.get("content-length")
         if declared is not None:
             if not declared.isdigit():
                 raise _Rejected(400, "bad Content-Length", "bad_request")
             if int(declared) > limit:
                 raise _Rejected(413, "payload too large", "too_large")
-        macs, given = self._signature_check(request)
-        body = bytearray()
+        macs, given = self._signature_check(headers)
+        chunks: list[bytes] = []
+        size = 0
         large = False
         try:
             # The body's deadline is the HTTP protocol's (bot/intake/http_protocol.py):
@@ -201,29 +253,36 @@ class _Intake:
                 await self._large_bodies.acquire()
                 large = True
             # Count while streaming too: chunked bodies carry no Content-Length.
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > limit:
-                    raise _Rejected(413, "payload too large", "too_large")
-                if not large and len(body) > _LARGE_BODY_BYTES:
-                    await self._large_bodies.acquire()
-                    large = True
-                for mac in macs:
-                    mac.update(chunk)
-        except ClientDisconnect:
-            raise _Rejected(400, "client disconnected", "bad_request") from None
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise _Rejected(400, "client disconnected", "bad_request")
+                chunk: bytes = message.get("body", b"")
+                if chunk:
+                    size += len(chunk)
+                    if size > limit:
+                        raise _Rejected(413, "payload too large", "too_large")
+                    if not large and size > _LARGE_BODY_BYTES:
+                        await self._large_bodies.acquire()
+                        large = True
+                    for mac in macs:
+                        mac.update(chunk)
+                    chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
         finally:
             if large:
                 self._large_bodies.release()
         if macs and not signature_matches(macs, given):
             raise _Rejected(401, "bad or missing signature", "unauthorized")
-        return body
+        # The usual case is one chunk: no copy.
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _signature_check(self, request: Request) -> tuple[list[hmac.HMAC], bytes]:
+    def _signature_check(self, headers: dict[str, str]) -> tuple[list[hmac.HMAC], bytes]:
         """One running HMAC per configured secret and the signature they must match;
         none when unsigned deliveries are acceptable. Raises 401 before the body is read."""
         if self._keyed_macs:
-            given = parse_signature(request.headers.get("x-hub-signature-256"))
+            given = parse_signature(headers.get("x-hub-signature-256"))
             if given is None:
                 raise _Rejected(401, "bad or missing signature", "unauthorized")
             # Copies of HMACs keyed once at start: the key schedule is not redone per call.
@@ -322,9 +381,10 @@ def create_app(
             if worker is not None:
                 await worker.stop(settings.drain_seconds)
 
-    return Starlette(
+    return _IntakeApp(
+        intake,
         routes=[
-            Route("/webhook", intake.webhook, methods=["POST"]),
+            Route("/webhook", intake, methods=["POST"]),
             Route("/healthz", intake.healthz, methods=["GET"]),
             Route("/readyz", intake.readyz, methods=["GET"]),
             Route("/metrics", intake.metrics_text, methods=["GET"]),
