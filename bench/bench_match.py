@@ -74,6 +74,66 @@ def synthetic_pr(files: int = 3000, seed: int = 1) -> PullRequestFacts:
     )
 
 
+_VENDOR_DIRS = [
+    "csrc/third_party/cutlass/include/cute/atom",
+    "csrc/third_party/cutlass/include/cutlass/gemm/kernel",
+    "csrc/third_party/flashinfer/include/attention",
+    "vllm/third_party/triton_kernels/matmul_ogs",
+    "vllm/model_executor/layers/quantization/utils",
+    "tests/kernels/quantization",
+]
+_CODE = [
+    "  CUTLASS_DEVICE void operator()(Params const& params, char* smem) {{",
+    "  using ElementAccumulator = float;  // {n}",
+    "template <int kBlockM = {n}, int kBlockN = 128>",
+    "  for (int i = threadIdx.x; i < {n}; i += blockDim.x) {{",
+    "    acc[i] += static_cast<float>(a[i]) * b[i];",
+    "#include \"cute/tensor.hpp\"",
+    "  }}",
+    "def _kernel_{n}(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):",
+    "    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
+    "    mask = offsets < n_elements",
+    "    return torch.empty(({n},), dtype=torch.float16, device=\"cuda\")",
+    "@pytest.mark.parametrize(\"m\", [1, 16, {n}])",
+    "        self.weight = Parameter(torch.empty(out_features, {n}))",
+    "    scale = layer.weight_scale.to(torch.float32)  # fp8 block {n}",
+]
+
+
+def vendored_pr(files: int = 3000, seed: int = 2) -> PullRequestFacts:
+    """A big PR as they come: a vendored kernel library (mostly new files with code),
+    renames without a patch, a few removals, and small edits around it."""
+    rng = random.Random(seed)
+    changed = []
+    for i in range(files):
+        directory = rng.choice(_VENDOR_DIRS)
+        cpp = rng.choice([".h", ".cuh", ".cu"])
+        ext = ".py" if directory.startswith(("vllm", "tests")) else cpp
+        name = f"{directory}/unit_{i}{ext}"
+        kind = rng.random()
+        if kind < 0.2:  # moved: GitHub sends no patch for a pure rename
+            changed.append(ChangedFile(filename=name, status="renamed",
+                                       previous_filename=name.replace("unit_", "old_unit_")))
+            continue
+        if kind < 0.23:
+            changed.append(ChangedFile(filename=name, status="removed", deletions=40))
+            continue
+        added = rng.choice([1, 2, 3, 5, 8, 13, 40, 120]) if kind < 0.5 else rng.randint(5, 80)
+        lines = [rng.choice(_CODE).format(n=rng.randint(1, 4096)) for _ in range(added)]
+        if kind < 0.5:  # a small edit with context
+            patch = (f"@@ -10,{3 + 1} +10,{3 + added} @@\n   // context\n-  old();\n"
+                     + "\n".join("+" + line for line in lines) + "\n   }\n   return;")
+            changed.append(ChangedFile(filename=name, additions=added, deletions=1, patch=patch))
+        else:
+            patch = f"@@ -0,0 +1,{added} @@\n" + "\n".join("+" + line for line in lines)
+            changed.append(ChangedFile(filename=name, status="added", additions=added,
+                                       patch=patch))
+    return PullRequestFacts(
+        title="[Kernel] Vendor cutlass and flashinfer kernels", body="Vendored as is.",
+        files=tuple(changed), changed_files=files,
+    )
+
+
 def naive_match(pr: PullRequestFacts, globs: list[str], patterns: list[str]) -> int:
     specs = [GitIgnoreSpec.from_lines([glob]) for glob in globs]
     regexes = [re.compile(pattern) for pattern in patterns]

@@ -299,10 +299,10 @@ def _run_export_schema(args: argparse.Namespace) -> int:
 
 def _load_rules(directory: Path) -> Any:
     from bot.core.rules import RuleFileError
-    from bot.rules_files import load_rules
+    from bot.rules_files import load_rules_cached
 
     try:
-        return load_rules(directory)
+        return load_rules_cached(directory)
     except RuleFileError as exc:
         raise UsageError(f"invalid rules in {directory}: {exc}") from None
     except OSError as exc:

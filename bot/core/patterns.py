@@ -104,6 +104,10 @@ class LinePattern:
     def __repr__(self) -> str:
         return f"LinePattern({self.source!r})"
 
+    def __reduce__(self) -> tuple[Any, tuple[str, bool, bool]]:
+        # RE2 objects do not pickle; a cached rule set (bot/rules_files.py) recompiles.
+        return _line_pattern, (self.source, self.ignore_case, self.multiline)
+
     def search(self, text: str) -> str | None:
         """The first match in the first MAX_TEXT_BYTES of `text`, or None."""
         data = encode(text)[:MAX_TEXT_BYTES]
@@ -115,3 +119,7 @@ class LinePattern:
         Looks behind `start` for `^` and `\\b`, as `re`'s `search(text, pos)` does."""
         span: tuple[int, int] = self._match(_UNANCHORED, data, start, len(data))[0]
         return None if span[0] < 0 else span
+
+
+def _line_pattern(source: str, ignore_case: bool, multiline: bool) -> LinePattern:
+    return LinePattern(source, ignore_case=ignore_case, multiline=multiline)

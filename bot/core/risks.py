@@ -11,11 +11,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pathspec import GitIgnoreSpec
-
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import AreaMatch, Lang, Risk, Severity
+from bot.core.globset import GlobSet
 from bot.core.i18n import t
 from bot.core.patterns import LinePattern
 from bot.core.risk_settings import RiskSettings
@@ -28,7 +27,7 @@ _REGISTRY_ENTRY = re.compile(r"^\+[ \t]{0,16}[\"']\w{1,100}[\"']:[ \t]{0,4}\(", 
 @dataclass(frozen=True)
 class CompiledPlatform:
     name: str
-    paths: GitIgnoreSpec
+    paths: GlobSet
     title: LinePattern | None
     hardware_names: tuple[LinePattern, ...]
     ci_link: LinePattern | None
@@ -39,14 +38,14 @@ class CompiledRiskSettings:
     """RiskSettings with globs and regexes compiled once."""
 
     settings: RiskSettings
-    tests: GitIgnoreSpec
-    sources: GitIgnoreSpec
-    docs_ci: GitIgnoreSpec
-    numerics: GitIgnoreSpec
-    forward: GitIgnoreSpec
+    tests: GlobSet
+    sources: GlobSet
+    docs_ci: GlobSet
+    numerics: GlobSet
+    forward: GlobSet
     plumbing: tuple[LinePattern, ...]
-    model_registry: GitIgnoreSpec
-    model_files: GitIgnoreSpec
+    model_registry: GlobSet
+    model_files: GlobSet
     release_branch: LinePattern
     backport: tuple[LinePattern, ...]
     perf_title: LinePattern
@@ -98,10 +97,8 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
     return compiled
 
 
-def _spec(globs: Sequence[str]) -> GitIgnoreSpec:
-    # pathspec prefers RE2 once google-re2 is installed (bot/core/patterns.py), and its
-    # RE2 backend raises on a file name holding a lone surrogate, which JSON allows.
-    return GitIgnoreSpec.from_lines(globs, backend="simple")
+def _spec(globs: Sequence[str]) -> GlobSet:
+    return GlobSet(globs)
 
 
 def _any_of(patterns: Sequence[str], *, ignore_case: bool = True) -> tuple[LinePattern, ...]:

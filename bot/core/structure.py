@@ -288,7 +288,7 @@ def _case_count(arguments: str) -> int:
 
 def _dropped_kwargs(removed: list[str], added: list[str]) -> list[str]:
     """Keyword arguments that removed lines passed and their replacements no longer do."""
-    if not added:
+    if not added or not removed:
         return []
     old = _kwargs(removed)
     new = set(_kwargs(added))
@@ -315,12 +315,16 @@ def _kwargs(lines: list[str]) -> list[str]:
 
 def _wrapped(hunk: _Hunk, added: list[str]) -> Iterator[StructureNote]:
     """`allow_in_graph(fn)` at module level: `fn` is handed to a wrapper by call, not @."""
-    defined = {m.group(1) for m in (_DEF.match(c) for c in added) if m}
+    defined: set[str] | None = None  # read only when a line looks like such a call
     for code in added:
         if code[:1] in " \t":
             continue
         call = _WRAP_CALL.match(code.strip())
-        if call and call.group(3) in defined | {hunk.scope}:
+        if call is None:
+            continue
+        if defined is None:
+            defined = {m.group(1) for m in (_DEF.match(c) for c in added) if m} | {hunk.scope}
+        if call.group(3) in defined:
             wrapper = (call.group(1) or "") + call.group(2)
             yield StructureNote(hunk.file, call.group(3), "wrapped", (wrapper,))
             return

@@ -91,6 +91,8 @@ def _changed_lines(changed: ChangedFile) -> int:
 
 def _python_symbols(patch: str) -> _FileSymbols:
     found = _FileSymbols()
+    if "def" not in patch and "class" not in patch:
+        return found  # no def line and no hunk header naming one: no scope to report
     scopes: list[_Scope] = []
     for raw in patch.split("\n"):
         line = raw[:_MAX_LINE]
@@ -140,6 +142,8 @@ def _is_continuation(code: str) -> bool:
 
 def _cpp_symbols(patch: str) -> _FileSymbols:
     found = _FileSymbols()
+    if "(" not in patch:
+        return found  # every signature has one: no line or hunk header can name a function
     current, current_marker = "", " "
     for raw in patch.split("\n"):
         line = raw[:_MAX_LINE]

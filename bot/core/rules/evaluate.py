@@ -17,7 +17,11 @@ SUBJECT_CHARS = 80
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
+    # Called for every added-line hit (tens of thousands on a big PR): most phrases are
+    # one printable line with single spaces, which `split`/`join` would return unchanged
+    # (the only whitespace a printable string can hold is the ASCII space).
+    if not (text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "):
+        text = " ".join(text.split())
     return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
 
 
@@ -51,6 +55,17 @@ class PullRequestScan:
         self.mentions = "\n".join(body_names(facts.body))
         self.labels = frozenset(facts.labels)
         self.author = facts.author.lower()
+        self._added_subjects: dict[int, list[tuple[str, str]]] = {}
+
+    def added_subjects(self, added_id: int) -> list[tuple[str, str]]:
+        """(file, evidence subject) of every hit of one added pattern. Focus and checklist
+        conditions ask about the same patterns again: the subjects are built once."""
+        subjects = self._added_subjects.get(added_id)
+        if subjects is None:
+            hits = self.added_hits.get(added_id, ())
+            subjects = [(name, f"{name}: {_short(phrase)}") for name, phrase in hits]
+            self._added_subjects[added_id] = subjects
+        return subjects
 
     def files_of(self, glob_ids: Iterable[int]) -> list[str]:
         found = {name for glob_id in glob_ids for name in self.glob_files.get(glob_id, ())}
@@ -124,7 +139,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
         if key is not None:
             keys.append(key)
     if cond.added_id is not None:
-        hits = scan.added_hits.get(cond.added_id, [])
+        hits = scan.added_subjects(cond.added_id)
         if cond.path_ids:
             allowed = set(files)
             inside = [hit for hit in hits if hit[0] in allowed]
@@ -135,7 +150,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "added",
                 bool(hits),
-                [Reason(rule, "added", f"{name}: {_short(phrase)}") for name, phrase in hits],
+                [Reason(rule, "added", subject) for _, subject in hits],
             )
         )
     if cond.authors is not None:

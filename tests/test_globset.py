@@ -1,0 +1,58 @@
+"""GlobSet answers exactly what pathspec's GitIgnoreSpec answers, only faster."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pathspec import GitIgnoreSpec
+
+from bot.core.globset import GlobSet
+from bot.core.risk_settings import RiskSettings
+
+_PARTS = ["vllm", "tests", "docs", "csrc", "x", "a.py", "b.md", "k.cu", "CMakeLists.txt", ""]
+_GLOBS = [
+    "tests/", "tests/**", "**/test_*.py", "*.md", "docs/", "/csrc/**", "vllm/*/x",
+    "a.py", "**/k.cu", "x/", "!a.py", "!docs/", "vllm/**/*.cu", "*", "?.py", "[ab].*",
+]
+_paths = st.lists(st.sampled_from(_PARTS), min_size=1, max_size=5).map("/".join)
+_path_like = st.one_of(
+    _paths, _paths.map(lambda p: "/" + p), _paths.map(lambda p: "./" + p),
+    st.text(max_size=30),
+)
+
+
+def _spec(globs: list[str]) -> GitIgnoreSpec:
+    return GitIgnoreSpec.from_lines(globs, backend="simple")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_GLOBS), max_size=6), st.lists(_path_like, max_size=8))
+def test_globset_answers_like_gitignorespec(globs: list[str], paths: list[str]) -> None:
+    fast, spec = GlobSet(globs), _spec(globs)
+    for path in paths:
+        assert fast.match_file(path) == spec.match_file(path), (globs, path)
+
+
+def test_bundled_risk_globs_answer_like_gitignorespec() -> None:
+    settings_ = RiskSettings()
+    lists = [
+        settings_.test_paths, settings_.source_paths, settings_.docs_ci_paths,
+        settings_.numerics_paths, settings_.forward_paths, settings_.model_registry_paths,
+        settings_.model_file_paths, *(p.paths for p in settings_.hardware.values()),
+    ]
+    paths = [
+        "tests/kernels/test_moe.py", "vllm/model_executor/models/llama.py", "docs/a.md",
+        "csrc/attention/x.cu", ".buildkite/test-pipeline.yaml", "vllm/platforms/rocm.py",
+        "README.md", "setup.py", "vllm/v1/attention/backends/flash_attn.py", "lone\ud800.py",
+        "vllm/model_executor/models/registry.py", "requirements/rocm.txt",
+    ]
+    for globs in lists:
+        fast, spec = GlobSet(globs), _spec(list(globs))
+        assert [fast.match_file(p) for p in paths] == [spec.match_file(p) for p in paths]
+    assert any(GlobSet(settings_.test_paths).match_file(p) for p in paths)  # not vacuous
+
+
+def test_a_negation_keeps_pathspecs_own_walk() -> None:
+    fast = GlobSet(["docs/**", "!docs/keep.md"])
+    assert fast.match_file("docs/a.md")
+    assert not fast.match_file("docs/keep.md")
