@@ -118,6 +118,7 @@ class _Haystack:
         for text in texts:
             self.starts.append(offset)
             offset += len(text) + 1
+        self.texts = texts
         self.joined = "\n".join(texts)
         self._seen: dict[str, dict[int, int]] = {}  # patterns share many literals
         self._present = needles.present(self.joined) if needles is not None else None
@@ -133,6 +134,16 @@ class _Haystack:
             return self._seen[needle]
         places: dict[int, int] = {}
         if self._present is not None and needle not in self._present:
+            return places
+        if "\n" not in needle:
+            # A present needle is looked for in each text: one short `find` per file
+            # costs less than walking a common needle's occurrences through the joined
+            # text (find, then bisect to its file), and finds the same first places.
+            owners = self.owners
+            for slot, at in enumerate([text.find(needle) for text in self.texts]):
+                if at >= 0:
+                    places[owners[slot]] = at
+            self._seen[needle] = places
             return places
         joined, starts, owners, last = self.joined, self.starts, self.owners, len(self.starts) - 1
         at = joined.find(needle)
