@@ -58,10 +58,21 @@ def added_lines(patch: str) -> Iterator[str]:
             yield line[1:]
 
 
+# Line breaks `str.splitlines` knows besides "\n"; a patch without them splits alike on "\n".
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def _added_text(patch: str) -> str:
-    if patch.startswith("@@"):  # GitHub's `patch` starts at the first hunk: no headers
+    if not patch.startswith("@@"):
+        return "\n".join(added_lines(patch))
+    # GitHub's `patch` starts at the first hunk: no headers.
+    if _OTHER_BREAKS.search(patch) is not None:
         return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
-    return "\n".join(added_lines(patch))
+    _, _, body = patch.partition("\n")
+    if body.startswith("+") and body.count("\n") == body.count("\n+"):
+        # A new file's single hunk: every line is added (a common shape of big PRs).
+        return body[1:].replace("\n+", "\n")
+    return "\n".join([line[1:] for line in patch.split("\n") if line[:1] == "+"])
 
 
 class NeedleSet:
