@@ -5,11 +5,12 @@ import."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import signal
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import uvicorn
 from starlette.applications import Starlette
@@ -25,6 +26,9 @@ from bot.settings import Settings
 from bot.settings_errors import SettingsError
 from bot.view.lazy import LazyLabelView
 from bot.view.store import DigestStore, create_schema
+
+if TYPE_CHECKING:
+    from bot.worker_side import WorkerSide
 
 # Nothing here imports the worker side (githubkit, the rules engine, RE2, the handlers,
 # the view's templates): `serve` opens the port first and builds those on a thread
@@ -71,12 +75,16 @@ def build_service(settings: Settings) -> Service:
     digests = DigestStore(ledger.writer, recent_seconds=settings.view_recent_days * 86400)
     view = LazyLabelView(digests, settings)
 
-    def build_worker_side() -> Any:
+    async def warm_view() -> None:
+        # Readers' first page should not pay for the view's imports and templates; done
+        # once the worker runs, so /readyz does not wait for it.
+        await asyncio.to_thread(view.prepare)
+
+    def build_worker_side() -> WorkerSide:
         from bot.worker_side import build_worker_side
 
         side = build_worker_side(settings, store, ledger, digests, metrics)
-        # Readers' first page should not pay for the view's imports and templates.
-        view.prepare()
+        side.background.append(warm_view)
         return side
 
     worker = DeferredWorker(build_worker_side,

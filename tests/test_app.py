@@ -171,6 +171,27 @@ async def test_chunked_body_within_cap_is_accepted(svc: Service) -> None:
     assert response.status_code == 202
 
 
+async def test_other_methods_on_the_webhook_path_still_get_starlettes_405(svc: Service) -> None:
+    # POST /webhook is served ahead of starlette's router; everything else is not.
+    response = await svc.http.get("/webhook")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert (await svc.http.get("/healthz")).json() == {"ok": True}
+
+
+async def test_the_webhook_answers_below_a_mount_point(tmp_path: Path) -> None:
+    # Behind a path-prefixing proxy (ASGI root_path), /prefix/webhook is the webhook.
+    service = Service(tmp_path)
+    body = body_of("pull_request.opened")
+    transport = httpx.ASGITransport(app=service.app, root_path="/bot")
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        response = await http.post("/bot/webhook", content=body,
+                                   headers=signed_headers("pull_request", body, SECRET))
+    service.store.close()
+    assert response.status_code == 202
+    assert response.json()["outcome"] == "accepted"
+
+
 @pytest.mark.parametrize(("event", "body", "drop", "reason"), [
     ("pull_request", b"{not json", None, "not JSON"),
     ("pull_request", b"[1, 2]", None, "not a JSON object"),

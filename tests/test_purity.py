@@ -16,6 +16,7 @@ FORBIDDEN = {
     "aiosqlite", "socket", "requests", "urllib", "subprocess", "bot.github", "bot.intake",
     "bot.queue", "bot.handlers", "bot.view", "bot.repo_index", "bot.settings",
     "bot.rules_files", "bot.service", "bot.online", "bot.cli", "bot.logs", "bot.metrics",
+    "bot.worker_side", "bot.deferred_worker", "bot.credentials",
 }
 FORBIDDEN_CALLS = {"open", "input", "print"}
 

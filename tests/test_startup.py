@@ -174,6 +174,13 @@ async def test_rules_that_cannot_load_leave_the_intake_up_and_say_why(tmp_path: 
                                     headers=signed_headers("pull_request", body, SECRET))
             assert reply.status_code == 202
             assert (await service.store.counts())["queued"] == 1
+            # The label view, never warmed up here, builds itself on its first request.
+            assert not service.view.built
+            assert (await http.get("/static/view.css")).status_code == 200
+            unknown = await http.get("/view/vllm-project/vllm")
+            assert unknown.status_code == 404
+            assert "text/html" in unknown.headers["content-type"]
+            assert service.view.built
     finally:
         service.close()
 

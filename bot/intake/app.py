@@ -84,10 +84,14 @@ def _webhook_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     return found
 
 
+# One encoder for every reply: json.dumps with arguments builds a new one per call.
+_REPLY_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
     # Replies echo payload text (e.g. an unknown action); JSON may carry lone
     # surrogates ("\\ud800") that UTF-8 cannot encode, so escape everything to ASCII.
-    body = json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode()
+    body = _REPLY_ENCODER.encode(content).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
     ]})
