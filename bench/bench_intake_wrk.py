@@ -3,6 +3,7 @@
     python -m bench.bench_intake_wrk                       # 3 rounds x 10 s per target
     python -m bench.bench_intake_wrk --rounds 5 --seconds 15 --json out.json
     python -m bench.bench_intake_wrk --targets pr-digest,bare --quick
+    python -m bench.bench_intake_wrk --before /tmp/old   # also an older checkout, same rounds
 
 It installs nothing: wrk comes from your package manager (Debian/Ubuntu:
 `apt-get install wrk`; macOS: `brew install wrk`); without it the bench says so and
@@ -14,6 +15,7 @@ microseconds. See bench/README.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import secrets
@@ -32,8 +34,10 @@ from bench.intake.machine import describe_machine
 from bench.intake.targets import (
     TARGET_NAMES,
     RunningServer,
+    Target,
     TargetUnavailable,
     make_target,
+    pr_digest_target,
 )
 from bench.payloads import build_delivery, load_template
 
@@ -137,9 +141,10 @@ def run(args: argparse.Namespace) -> dict[str, Any] | None:
         body_bytes = write_deliveries(workdir / "deliveries", args.bodies, secret, args.body_kb)
         report["settings"]["body_bytes"] = body_bytes
         servers: dict[str, RunningServer] = {}
-        for name in names:
+        for name in names + (["before"] if args.before else []):
             try:
-                target = make_target(name, secret, workdir)
+                target = (before_target(args.before, secret, workdir) if name == "before"
+                          else make_target(name, secret, workdir))
                 server = RunningServer(target, workdir / f"{name}.log")
                 started = time.monotonic()
                 server.start()
@@ -164,19 +169,30 @@ def run(args: argparse.Namespace) -> dict[str, Any] | None:
                       f"p99 {result['p99_us'] / 1000:6.1f} ms  "
                       f"cpu/req {result['server_cpu_us_per_request'] or 0:6.0f} us  "
                       f"load {result['loadavg_1m']:.1f}", file=sys.stderr)
-        if "pr-digest" in servers:
-            time.sleep(0.5)  # the last batch commits
-            report["pr_digest_rows"] = stored_deliveries(servers["pr-digest"].target.db_path)
+        time.sleep(0.5)  # the last batch commits
+        for mine in ("pr-digest", "before"):
+            if mine in servers:
+                report[f"{mine.replace('-', '_')}_rows"] = stored_deliveries(
+                    servers[mine].target.db_path)
     report["targets"] = {name: summarize(r) for name, r in runs.items()}
     report["runs"] = runs
     report["ratios"] = ratios(report["targets"])
     return report
 
 
+def before_target(checkout: Path, secret: str, workdir: Path) -> Target:
+    """pr-digest served from an older checkout of this repository (same venv, same
+    settings, its own database), measured in the same rounds as the current code."""
+    (workdir / "before").mkdir(exist_ok=True)
+    current = pr_digest_target(secret, workdir / "before")
+    # `-m bot` imports from the working directory first: the old checkout's code.
+    return dataclasses.replace(current, name="before", cwd=checkout.resolve())
+
+
 def ratios(targets: dict[str, dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     mine = targets.get("pr-digest")
-    for other in ("bare", "probot"):
+    for other in ("bare", "probot", "before"):
         theirs = targets.get(other)
         if mine and theirs:
             out[f"rps pr-digest/{other}"] = round(mine["rps"] / theirs["rps"], 2)
@@ -194,10 +210,12 @@ def format_report(report: dict[str, Any]) -> str:
                      f"{t['rounds_rps']}")
     lines.append("")
     lines.extend(f"{k}: {v}" for k, v in report["ratios"].items())
-    if report.get("pr_digest_rows") is not None:
-        answered = report["targets"]["pr-digest"]["requests"]
-        lines.append(f"pr-digest: {answered} requests answered by wrk (timed rounds), "
-                     f"{report['pr_digest_rows']} delivery rows stored (warm-up included)")
+    for mine in ("pr-digest", "before"):
+        rows = report.get(f"{mine.replace('-', '_')}_rows")
+        if rows is not None:
+            answered = report["targets"][mine]["requests"]
+            lines.append(f"{mine}: {answered} requests answered by wrk (timed rounds), "
+                         f"{rows} delivery rows stored (warm-up included)")
     return "\n".join(lines)
 
 
@@ -212,8 +230,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bodies", type=int, default=200, help="distinct signed bodies")
     parser.add_argument("--body-kb", type=int, default=35, help="body size (PR body padded)")
     parser.add_argument("--quick", action="store_true", help="1 round of 2 s")
+    parser.add_argument("--before", type=Path, default=None, help=(
+        "an older checkout of this repository (e.g. `git worktree add /tmp/old REV`), "
+        "served as target `before` in the same rounds"))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.before is not None and not (args.before / "bot" / "__main__.py").exists():
+        parser.error(f"--before {args.before}: not a checkout of this repository")
     if args.quick:
         args.rounds, args.seconds = 1, 2.0
     report = run(args)

@@ -38,3 +38,12 @@ def test_quick_wrk_run_stores_every_acknowledged_delivery(tmp_path: Path) -> Non
     assert report["pr_digest_rows"] >= report["targets"]["pr-digest"]["requests"]
     assert set(report["ratios"]) == {"rps pr-digest/bare", "cpu pr-digest/bare"}
     assert "pr-digest/bare" in done.stdout
+
+
+def test_before_must_be_a_checkout_of_this_repository(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_intake_wrk", "--quick", "--before", str(tmp_path)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2
+    assert "not a checkout of this repository" in done.stderr
