@@ -4,7 +4,6 @@ check-config, export-schema, and the operator's commands (previews, jobs, settin
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -195,6 +194,8 @@ def _run_digest(args: argparse.Namespace) -> int:
                 f"{args.pr}: not a PR reference; use OWNER/REPO#N, OWNER/REPO/pull/N "
                 "or https://github.com/OWNER/REPO/pull/N"
             )
+        import asyncio
+
         from bot.github.protocol import GitHubError
         from bot.online import digest_online
 

@@ -15,7 +15,6 @@ from typing import Any
 from bot.core.risk_settings import RiskSettings
 from bot.core.routing_config import RoutingConfig
 from bot.core.rules import RuleFileError, RuleSet, is_rule_file, parse_rules, rules_json_schema
-from bot.core.rules.override import override_json_schema
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -61,6 +60,13 @@ def check_rules(directory: Path) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{directory}: cannot read rules: {exc}"]
     return []
+
+
+def override_json_schema() -> dict[str, Any]:
+    """JSON Schema of a repository's .github/pr-digest.yml, for editors."""
+    from bot.core.rules.override import override_json_schema as schema
+
+    return schema()
 
 
 def routing_json_schema() -> dict[str, Any]:

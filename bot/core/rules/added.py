@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,10 +58,21 @@ def added_lines(patch: str) -> Iterator[str]:
             yield line[1:]
 
 
+# Line breaks `str.splitlines` knows besides "\n"; a patch without them splits alike on "\n".
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def _added_text(patch: str) -> str:
-    if patch.startswith("@@"):  # GitHub's `patch` starts at the first hunk: no headers
+    if not patch.startswith("@@"):
+        return "\n".join(added_lines(patch))
+    # GitHub's `patch` starts at the first hunk: no headers.
+    if _OTHER_BREAKS.search(patch) is not None:
         return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
-    return "\n".join(added_lines(patch))
+    _, _, body = patch.partition("\n")
+    if body.startswith("+") and body.count("\n") == body.count("\n+"):
+        # A new file's single hunk: every line is added (a common shape of big PRs).
+        return body[1:].replace("\n+", "\n")
+    return "\n".join([line[1:] for line in patch.split("\n") if line[:1] == "+"])
 
 
 class NeedleSet:
@@ -117,6 +129,7 @@ class _Haystack:
         for text in texts:
             self.starts.append(offset)
             offset += len(text) + 1
+        self.texts = texts
         self.joined = "\n".join(texts)
         self._seen: dict[str, dict[int, int]] = {}  # patterns share many literals
         self._present = needles.present(self.joined) if needles is not None else None
@@ -132,6 +145,16 @@ class _Haystack:
             return self._seen[needle]
         places: dict[int, int] = {}
         if self._present is not None and needle not in self._present:
+            return places
+        if "\n" not in needle:
+            # A present needle is looked for in each text: one short `find` per file
+            # costs less than walking a common needle's occurrences through the joined
+            # text (find, then bisect to its file), and finds the same first places.
+            owners = self.owners
+            for slot, at in enumerate([text.find(needle) for text in self.texts]):
+                if at >= 0:
+                    places[owners[slot]] = at
+            self._seen[needle] = places
             return places
         joined, starts, owners, last = self.joined, self.starts, self.owners, len(self.starts) - 1
         at = joined.find(needle)
@@ -214,29 +237,31 @@ class AddedScanner:
             o for lit in self.literals if lit is not None and lit.ignore_case for o in lit.options
         )
 
-    def scan(self, patches: Sequence[tuple[str, str]]) -> AddedScan:
-        """Every pattern's hits over (file, patch) pairs."""
-        result = AddedScan()
-        if not self.patterns:
-            return result
+    def _prepare(self, patches: Sequence[tuple[str, str]]) -> _Prepared:
         texts = AddedTexts(
             [(name, _added_text(patch)) for name, patch in patches],
             fold_case=self._fold_case,
             exact_needles=self._exact_needles,
             folded_needles=self._folded_needles,
         )
-        files = texts.files
-        encoded = [encode(text) for _, text in files]
-        # Character offsets from the prefilter are byte offsets only in ASCII text.
-        ascii_text = [len(data) == len(files[i][1]) for i, data in enumerate(encoded)]
+        return _Prepared(texts)
+
+    def scan(self, patches: Sequence[tuple[str, str]]) -> AddedScan:
+        """Every pattern's hits over (file, patch) pairs."""
+        if not self.patterns:
+            return AddedScan()
+        return self._scan(self._prepare(patches))
+
+    def _scan(self, prepared: _Prepared) -> AddedScan:
+        result = AddedScan()
+        files, encoded = prepared.files, prepared.encoded
         left = self.budget
         hits = result.hits
         for pattern_id, regex in enumerate(self._regexes):
             search = regex.search_bytes
             found_in: list[tuple[str, str]] = []
-            for index, start in texts.candidates(self.literals[pattern_id]):
+            for index, at in prepared.candidates(self.literals[pattern_id]):
                 data = encoded[index]
-                at = start if ascii_text[index] else 0
                 left -= len(data) - at
                 if left < 0:
                     if found_in:
@@ -247,11 +272,108 @@ class AddedScanner:
                 # possible before `at` it finds what a search from 0 would.
                 span = search(data, at)
                 if span is not None:
-                    found = data[span[0] : span[1]].decode("utf-8", "replace").strip()
-                    found_in.append((files[index][0], found or _line_at(data, span[0])))
+                    found_in.append((files[index][0], _phrase(data, span)))
             if found_in:
                 hits[pattern_id] = found_in
         return result
+
+    def index(self, patches: Sequence[tuple[str, str]]) -> AddedIndex:
+        """The hits of every pattern, searched only as far as the questions asked need."""
+        return AddedIndex(self, patches)
+
+
+class _Prepared:
+    """One PR's added texts, encoded, with each pattern's candidate files."""
+
+    def __init__(self, texts: AddedTexts) -> None:
+        self.texts = texts
+        self.files = texts.files
+        self.encoded = [encode(text) for _, text in self.files]
+        # Character offsets from the prefilter are byte offsets only in ASCII text.
+        self.ascii = [len(data) == len(self.files[i][1]) for i, data in enumerate(self.encoded)]
+
+    def candidates(self, literals: RequiredLiterals | None) -> list[tuple[int, int]]:
+        """(file index, byte offset to search from), in file order."""
+        ascii_text = self.ascii
+        return [
+            (index, start if ascii_text[index] else 0)
+            for index, start in self.texts.candidates(literals)
+        ]
+
+
+_UNSEARCHED: object = object()
+
+
+class AddedIndex:
+    """`AddedScanner.scan`'s hits, found lazily.
+
+    A big PR's patterns hit tens of thousands of (pattern, file) pairs, but a condition
+    shows at most `limit` of them as evidence (match.MAX_REASONS): only that many hits
+    in its files are searched for, in file order, and each search is kept for the next
+    condition asking about the same pattern. The answers are the first hits of the full
+    scan. The byte budget is checked up front, from the candidates alone: when the
+    full scan would have stayed within it, searching less cannot change any answer;
+    when it would not have, the full scan runs as before and gives its partial result.
+    """
+
+    def __init__(self, scanner: AddedScanner, patches: Sequence[tuple[str, str]]) -> None:
+        self._scanner = scanner
+        self._eager: dict[int, list[tuple[str, str]]] | None = None
+        self.complete = True
+        if not scanner.patterns:
+            self._eager = {}
+            return
+        prepared = scanner._prepare(patches)
+        self._files = prepared.files
+        self._encoded = prepared.encoded
+        self._candidates = [prepared.candidates(lit) for lit in scanner.literals]
+        encoded = self._encoded
+        cost = sum(len(encoded[i]) - at for found in self._candidates for i, at in found)
+        if cost > scanner.budget:
+            scan = scanner._scan(prepared)
+            self._eager, self.complete = scan.hits, scan.complete
+            return
+        self._results: list[list[object]] = [[_UNSEARCHED] * len(c) for c in self._candidates]
+
+    def first_hits(
+        self, pattern_id: int, allowed: AbstractSet[str] | None, limit: int
+    ) -> tuple[list[tuple[str, str]], bool]:
+        """The first `limit` hits (file, phrase) in files of `allowed` (None: any file),
+        in file order, and whether the pattern hits any file at all."""
+        if self._eager is not None:
+            hits = self._eager.get(pattern_id, [])
+            inside = hits if allowed is None else [hit for hit in hits if hit[0] in allowed]
+            return inside[:limit], bool(hits)
+        files = self._files
+        found: list[tuple[str, str]] = []
+        for slot, (index, _) in enumerate(self._candidates[pattern_id]):
+            if allowed is not None and files[index][0] not in allowed:
+                continue
+            hit = self._result(pattern_id, slot)
+            if hit is not None:
+                found.append(hit)
+                if len(found) >= limit:
+                    break
+        if found or allowed is None:
+            return found, bool(found)
+        slots = range(len(self._candidates[pattern_id]))
+        return found, any(self._result(pattern_id, slot) is not None for slot in slots)
+
+    def _result(self, pattern_id: int, slot: int) -> tuple[str, str] | None:
+        results = self._results[pattern_id]
+        known = results[slot]
+        if known is _UNSEARCHED:
+            index, at = self._candidates[pattern_id][slot]
+            data = self._encoded[index]
+            span = self._scanner._regexes[pattern_id].search_bytes(data, at)
+            known = None if span is None else (self._files[index][0], _phrase(data, span))
+            results[slot] = known
+        return known  # type: ignore[return-value]
+
+
+def _phrase(data: bytes, span: tuple[int, int]) -> str:
+    found = data[span[0] : span[1]].decode("utf-8", "replace").strip()
+    return found or _line_at(data, span[0])
 
 
 def _line_at(data: bytes, index: int) -> str:

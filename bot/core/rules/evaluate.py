@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -14,6 +15,8 @@ from bot.core.patterns import LinePattern
 from bot.core.rules.compiled import CompiledCondition, RuleSet
 
 SUBJECT_CHARS = 80
+# Evidence items a rule's digest entry or trace line shows (match._capped).
+MAX_REASONS = 30
 
 
 def _short(text: str) -> str:
@@ -46,26 +49,32 @@ class PullRequestScan:
         names = [f.filename for f in facts.files]
         self.order = {name: i for i, name in enumerate(names)}
         self.glob_files = rules.path_index.match(names)
-        added = rules.added_scanner.scan([(f.filename, f.patch) for f in facts.files if f.patch])
-        self.added_hits = added.hits
-        self.added_complete = added.complete
+        self.added = rules.added_scanner.index(
+            [(f.filename, f.patch) for f in facts.files if f.patch]
+        )
+        self.added_complete = self.added.complete
         # GitHub hides HTML comments when rendering; the template's guidance lives in
         # them, so phrases there are not the author's words.
         self.body = strip_html_comments(facts.body)
         self.mentions = "\n".join(body_names(facts.body))
         self.labels = frozenset(facts.labels)
         self.author = facts.author.lower()
-        self._added_subjects: dict[int, list[tuple[str, str]]] = {}
+        self._subjects: dict[tuple[str, str], str] = {}
 
-    def added_subjects(self, added_id: int) -> list[tuple[str, str]]:
-        """(file, evidence subject) of every hit of one added pattern. Focus and checklist
-        conditions ask about the same patterns again: the subjects are built once."""
-        subjects = self._added_subjects.get(added_id)
-        if subjects is None:
-            hits = self.added_hits.get(added_id, ())
-            subjects = [(name, f"{name}: {_short(phrase)}") for name, phrase in hits]
-            self._added_subjects[added_id] = subjects
-        return subjects
+    def added_hits(self, added_id: int, allowed: AbstractSet[str] | None) -> tuple[list[str], bool]:
+        """Evidence subjects of the first MAX_REASONS hits of one added pattern in files
+        of `allowed` (None: any file), and whether the pattern hits any file at all.
+        More could never be shown: match._capped keeps MAX_REASONS, and a hit's subject
+        names its file, so one pattern's subjects are all distinct."""
+        hits, anywhere = self.added.first_hits(added_id, allowed, MAX_REASONS)
+        subjects = self._subjects
+        out = []
+        for hit in hits:
+            subject = subjects.get(hit)
+            if subject is None:
+                subject = subjects[hit] = f"{hit[0]}: {_short(hit[1])}"
+            out.append(subject)
+        return out, anywhere
 
     def files_of(self, glob_ids: Iterable[int]) -> list[str]:
         found = {name for glob_id in glob_ids for name in self.glob_files.get(glob_id, ())}
@@ -139,18 +148,15 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
         if key is not None:
             keys.append(key)
     if cond.added_id is not None:
-        hits = scan.added_subjects(cond.added_id)
-        if cond.path_ids:
-            allowed = set(files)
-            inside = [hit for hit in hits if hit[0] in allowed]
-            if hits and not inside:
-                notes.append("added pattern matched only in files outside this condition's paths")
-            hits = inside
+        allowed = set(files) if cond.path_ids else None
+        subjects, anywhere = scan.added_hits(cond.added_id, allowed)
+        if allowed is not None and anywhere and not subjects:
+            notes.append("added pattern matched only in files outside this condition's paths")
         keys.append(
             _Key(
                 "added",
-                bool(hits),
-                [Reason(rule, "added", subject) for _, subject in hits],
+                bool(subjects),
+                [Reason(rule, "added", subject) for subject in subjects],
             )
         )
     if cond.authors is not None:

@@ -8,11 +8,10 @@ from bot.core.facts import PullRequestFacts
 from bot.core.findings import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
 from bot.core.i18n import t
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
-from bot.core.rules.evaluate import Outcome, PullRequestScan, Reason, evaluate
+from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
-MAX_REASONS = 30
 MAX_NOTES = 3
 
 

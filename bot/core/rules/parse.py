@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import PurePosixPath
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,13 +20,25 @@ from bot.core.routing_config import RoutingConfig
 from bot.core.rules.compiled import RuleSet, compile_rules
 from bot.core.rules.problems import RuleFileError, RuleProblem
 from bot.core.rules.schema import AreaRule
-from bot.core.rules.yaml_source import YamlProblem, YamlSource, line_of, read_yaml
+
+if TYPE_CHECKING:
+    import yaml
+
+    from bot.core.rules.yaml_source import YamlSource
 
 ROUTING_STEM = "routing"
 RISKS_STEM = "risks"
 _SUFFIXES = (".yaml", ".yml")
 _Model = TypeVar("_Model", bound=BaseModel)
 Loc = tuple[int | str, ...]
+
+
+def line_of(root: yaml.Node, loc: Sequence[int | str]) -> int:
+    # YAML (and its reader) is imported only when rule text is read: a digest whose
+    # compiled rules come from the cache (bot/rules_cache.py) never needs it.
+    from bot.core.rules.yaml_source import line_of as yaml_line_of
+
+    return yaml_line_of(root, loc)
 
 
 def is_rule_file(name: str) -> bool:
@@ -81,6 +93,8 @@ class Parser:
         self.problems.append(RuleProblem(file, line, rule, message))
 
     def read(self, name: str, text: str, *, allow_empty: bool = False) -> YamlSource | None:
+        from bot.core.rules.yaml_source import YamlProblem, read_yaml
+
         try:
             return read_yaml(text, allow_empty=allow_empty)
         except YamlProblem as exc:

@@ -1,0 +1,81 @@
+"""The engine's fast paths answer exactly what the plain computations answer.
+
+The lazy added-line index (bot/core/rules/added.py AddedIndex) against the full scan;
+the split-free added text and evidence subject against their plain definitions.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.core.rules.added import AddedScanner, _added_text, added_lines
+from bot.core.rules.evaluate import SUBJECT_CHARS, _short
+from tests.test_rules_literals import SCANNER, _patch, pull_requests
+
+
+def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: random.Random) -> None:
+    full = scanner.scan(patches)
+    index = scanner.index(patches)
+    assert index.complete == full.complete
+    names = [name for name, _ in patches]
+    for pattern_id in range(len(scanner.patterns)):
+        hits = full.hits.get(pattern_id, [])
+        for _ in range(3):
+            allowed = None if rng.random() < 0.3 else {n for n in names if rng.random() < 0.5}
+            limit = rng.choice([1, 2, 30])
+            inside = [h for h in hits if allowed is None or h[0] in allowed]
+            assert index.first_hits(pattern_id, allowed, limit) == (inside[:limit], bool(hits))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pull_requests, st.randoms(use_true_random=False))
+def test_lazy_hits_are_the_first_hits_of_the_full_scan(
+    files: list[list[str]], rng: random.Random
+) -> None:
+    patches = [(f"f{i}.py", _patch(added)) for i, added in enumerate(files)]
+    _check_index(SCANNER, patches, rng)
+
+
+def test_over_the_budget_the_index_answers_like_the_partial_scan() -> None:
+    rng = random.Random(7)
+    words = ["stream", "speedup x", "foo bar", "Kelvin", "cu_seqlens", "rope_scaling"]
+    files = [[" ".join(rng.choice(words) for _ in range(4)) for _ in range(6)] for _ in range(60)]
+    patches = [(f"f{i}.py", _patch(added)) for i, added in enumerate(files)]
+    for budget in (0, 500, 5_000, 50_000, 10**9):
+        scanner = AddedScanner(SCANNER.patterns, budget=budget)
+        _check_index(scanner, patches, rng)
+    assert not AddedScanner(SCANNER.patterns, budget=500).index(patches).complete
+    assert AddedScanner(SCANNER.patterns, budget=10**9).index(patches).complete
+
+
+_BITS = st.sampled_from(
+    ["@@ -1 +1 @@", "\n", "+", "-", " ", "a", "+x", "\r", "\r\n", "\u2028", "\x85", "++",
+     "\n+", "é", "\x0c", "+++ b/x", "--- a/x"]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(
+    st.lists(_BITS, max_size=30).map("".join),
+    st.lists(_BITS, max_size=30).map(lambda bits: "@@ -0,0 +1 @@\n+" + "".join(bits)),
+))
+def test_added_text_is_the_added_lines_joined(patch: str) -> None:
+    if patch.startswith("@@"):
+        want = "\n".join(line[1:] for line in patch.splitlines() if line[:1] == "+")
+    else:
+        want = "\n".join(added_lines(patch))
+    assert _added_text(patch) == want
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(
+    st.text(alphabet=" a\t\n\xa0\u2003\x1c\x85b\u2028.", max_size=2 * SUBJECT_CHARS),
+    st.text(max_size=2 * SUBJECT_CHARS),
+))
+def test_short_subject_is_the_collapsed_and_cut_text(text: str) -> None:
+    collapsed = " ".join(text.split())
+    want = collapsed if len(collapsed) <= SUBJECT_CHARS else collapsed[: SUBJECT_CHARS - 1] + "…"
+    assert _short(text) == want
