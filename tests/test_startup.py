@@ -87,18 +87,27 @@ def _blocked_build(
     return build
 
 
+class _HeldBuild:
+    """An intake whose worker side is built only once `release` is set."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        settings = Settings(webhook_secret=SECRET, db_path=tmp_path / "s.db",
+                            settle_seconds=0.0)
+        self.store = SqliteJobStore.from_settings(settings)
+        self.release, self.done = threading.Event(), threading.Event()
+        self.processed: list[Job] = []
+        self.worker = DeferredWorker(
+            _blocked_build(self.store, self.release, self.processed, self.done))
+        self.app = create_app(settings, self.store, Metrics(), worker=self.worker,
+                              not_ready_reason=self.worker.not_ready_reason)
+
+
 async def test_a_delivery_before_the_worker_is_built_is_stored_then_processed(
     tmp_path: Path,
 ) -> None:
-    settings = Settings(webhook_secret=SECRET, db_path=tmp_path / "s.db", settle_seconds=0.0)
-    store = SqliteJobStore.from_settings(settings)
-    release, done = threading.Event(), threading.Event()
-    processed: list[Job] = []
-    worker = DeferredWorker(_blocked_build(store, release, processed, done))
-    app = create_app(settings, store, Metrics(), worker=worker,
-                     not_ready_reason=worker.not_ready_reason)
+    held = _HeldBuild(tmp_path)
     try:
-        async with _client(app) as http, app.router.lifespan_context(app):
+        async with _client(held.app) as http, held.app.router.lifespan_context(held.app):
             assert (await http.get("/healthz")).status_code == 200
             starting = await http.get("/readyz")
             assert (starting.status_code, starting.json()) == (
@@ -107,49 +116,43 @@ async def test_a_delivery_before_the_worker_is_built_is_stored_then_processed(
             reply = await http.post("/webhook", content=body,
                                     headers=signed_headers("pull_request", body, SECRET))
             assert reply.status_code == 202
-            assert (await store.counts())["queued"] == 1
+            assert (await held.store.counts())["queued"] == 1
             # A forged delivery is refused before the worker exists, too.
             forged = await http.post("/webhook", content=body,
                                      headers=signed_headers("pull_request", body, "wrong" * 4))
             assert forged.status_code == 401
-            assert processed == []
-            release.set()
-            await worker.started()
+            assert held.processed == []
+            held.release.set()
+            await held.worker.started()
             assert (await http.get("/readyz")).json() == {"ready": True}
-            assert await asyncio.to_thread(done.wait, 10), "the stored job never ran"
-        assert [job.number for job in processed] == [json.loads(_opened_body())["number"]]
-        assert (await store.counts())["done"] == 1
+            assert await asyncio.to_thread(held.done.wait, 10), "the stored job never ran"
+        assert [job.number for job in held.processed] == [json.loads(_opened_body())["number"]]
+        assert (await held.store.counts())["done"] == 1
     finally:
-        release.set()
-        store.close()
+        held.release.set()
+        held.store.close()
 
 
 async def test_stopping_during_the_build_never_starts_the_worker(tmp_path: Path) -> None:
-    settings = Settings(webhook_secret=SECRET, db_path=tmp_path / "s.db", settle_seconds=0.0)
-    store = SqliteJobStore.from_settings(settings)
-    release, done = threading.Event(), threading.Event()
-    processed: list[Job] = []
-    worker = DeferredWorker(_blocked_build(store, release, processed, done))
-    app = create_app(settings, store, Metrics(), worker=worker,
-                     not_ready_reason=worker.not_ready_reason)
+    held = _HeldBuild(tmp_path)
     try:
-        async with _client(app) as http:
-            async with app.router.lifespan_context(app):
+        async with _client(held.app) as http:
+            async with held.app.router.lifespan_context(held.app):
                 body = _opened_body()
                 reply = await http.post("/webhook", content=body,
                                         headers=signed_headers("pull_request", body, SECRET))
                 assert reply.status_code == 202
                 # SIGTERM while the build still runs: the drain waits for the build.
-                threading.Timer(0.2, release.set).start()
+                threading.Timer(0.2, held.release.set).start()
             assert (await http.get("/readyz")).json()["reason"] == "draining"
-        assert worker.side is not None
+        assert held.worker.side is not None
         assert "job-worker" not in {thread.name for thread in threading.enumerate()}
         # The delivery stays queued for the next start.
-        assert processed == []
-        assert (await store.counts())["queued"] == 1
+        assert held.processed == []
+        assert (await held.store.counts())["queued"] == 1
     finally:
-        release.set()
-        store.close()
+        held.release.set()
+        held.store.close()
 
 
 async def test_rules_that_cannot_load_leave_the_intake_up_and_say_why(tmp_path: Path) -> None:
