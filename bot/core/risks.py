@@ -91,10 +91,16 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
             for name, platform in settings.hardware.items()
         ),
     )
+    remember_compiled(compiled)
+    return compiled
+
+
+def remember_compiled(compiled: CompiledRiskSettings) -> None:
+    """Let `compile_risk_settings(compiled.settings)` answer `compiled` (one compiled
+    with the rules and cached with them, bot/rules_cache.py)."""
     if len(_COMPILED) >= _COMPILED_MAX:
         _COMPILED.pop(next(iter(_COMPILED)))
-    _COMPILED[id(settings)] = (settings, compiled)
-    return compiled
+    _COMPILED[id(compiled.settings)] = (compiled.settings, compiled)
 
 
 def _spec(globs: Sequence[str]) -> GlobSet:
