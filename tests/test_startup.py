@@ -243,3 +243,23 @@ def test_the_real_service_takes_a_delivery_as_its_port_opens(tmp_path: Path) -> 
     messages = [record.get("msg", "") for record in svc.log_records()]
     listening = next(i for i, m in enumerate(messages) if m.startswith("pr-digest listening"))
     assert messages.index("worker started") > listening
+
+
+@pytest.mark.slow
+def test_a_stop_as_the_port_opens_exits_cleanly_and_loses_no_delivery(
+    tmp_path: Path,
+) -> None:
+    state = e2e_state()
+    state.add_pull(REPO, 4, files=COMPILE_FILES)
+    with FakeGitHubServer(state) as url:
+        svc = ServiceProcess(url, tmp_path, wait_for_worker=False)
+        with svc:
+            assert svc.send("pull_request", pr_event("opened", 4)).status_code == 202
+            # SIGTERM while the worker side may still be building (whether it was is
+            # not controlled here; tests above pin that case): a clean exit.
+            assert svc.stop() == 0
+            svc.wait_for_worker = True
+            svc.start()
+            wait_until(lambda: len(state.bot_comments(REPO, 4)) == 1, timeout=30,
+                       message="the stored delivery was lost across the restart")
+        assert len(state.bot_comments(REPO, 4)) == 1
