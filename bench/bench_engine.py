@@ -80,7 +80,8 @@ def _import_time(env: dict[str, str], runs: int) -> float:
         "import importlib, importlib.util, time\n"
         "t = time.perf_counter()\n"
         f"for name in {_DIGEST_IMPORTS!r}:\n"
-        "    if importlib.util.find_spec(name) is not None:\n"
+        "    spec = importlib.util.find_spec(name)\n"
+        f"    if spec is not None and (spec.origin or '').startswith({str(ROOT)!r}):\n"
         "        importlib.import_module(name)\n"
         "print(time.perf_counter() - t)"
     )

@@ -44,7 +44,8 @@ def test_offline_digest_imports_nothing_of_the_service(tmp_path: Path) -> None:
     for modules in (first, second):
         assert not modules & set(SERVICE_ONLY), modules & set(SERVICE_ONLY)
     assert "yaml" in first  # the rule files were read...
-    assert "yaml" not in second  # ...and then came compiled from the cache
+    assert "yaml" not in second  # ...and then came compiled from the cache,
+    assert "pathspec" not in second  # globs and the risk checks' glob lists included
 
 
 def test_digest_help_imports_no_engine(tmp_path: Path) -> None:

@@ -11,6 +11,9 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.core.patterns import LinePattern
+from bot.core.risk_settings import RiskSettings
+from bot.core.risks import compile_risk_settings
 from bot.core.rules.added import AddedScanner, _added_text, added_lines
 from bot.core.rules.evaluate import SUBJECT_CHARS, _short
 from tests.test_rules_literals import SCANNER, _patch, pull_requests
@@ -79,3 +82,20 @@ def test_short_subject_is_the_collapsed_and_cut_text(text: str) -> None:
     collapsed = " ".join(text.split())
     want = collapsed if len(collapsed) <= SUBJECT_CHARS else collapsed[: SUBJECT_CHARS - 1] + "…"
     assert _short(text) == want
+
+
+_PLUMBING_LINES = st.one_of(
+    st.sampled_from(["", "# x", "import os", "logger.info(x)", "raise ValueError", ")", "}],",
+                     "x = torch.empty(3)", "'a': 1,", "class FooError(Exception):", "pass",
+                     "TORCH_CHECK(x)", "print(1)", "y = a * b", "IMPORT os", "ﬁ"]),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_PLUMBING_LINES)
+def test_plumbing_union_matches_when_one_plumbing_pattern_does(line: str) -> None:
+    patterns = RiskSettings().plumbing_line_patterns
+    [union] = compile_risk_settings(RiskSettings()).plumbing
+    any_one = any(LinePattern(p).search(line) is not None for p in patterns)
+    assert (union.search(line) is not None) == any_one

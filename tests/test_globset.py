@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
@@ -50,6 +52,15 @@ def test_bundled_risk_globs_answer_like_gitignorespec() -> None:
         fast, spec = GlobSet(globs), _spec(list(globs))
         assert [fast.match_file(p) for p in paths] == [spec.match_file(p) for p in paths]
     assert any(GlobSet(settings_.test_paths).match_file(p) for p in paths)  # not vacuous
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_GLOBS), max_size=6), st.lists(_path_like, max_size=8))
+def test_a_pickled_globset_answers_alike(globs: list[str], paths: list[str]) -> None:
+    fast = GlobSet(globs)
+    loaded = pickle.loads(pickle.dumps(fast))  # noqa: S301  # our own bytes
+    assert loaded.globs == fast.globs
+    assert [loaded.match_file(p) for p in paths] == [fast.match_file(p) for p in paths]
 
 
 def test_a_negation_keeps_pathspecs_own_walk() -> None:

@@ -10,35 +10,72 @@ tests/test_globset.py checks the answers against `GitIgnoreSpec.match_file`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from pathspec import GitIgnoreSpec
-from pathspec.util import NORMALIZE_PATH_SEPS, normalize_file
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 # pathspec marks "matched as a directory" with this named group; folding the globs into
 # one alternation would repeat the name, and "does any glob match" never reads it.
 _DIR_MARK_GROUP = "(?P<ps_d>"
+# pathspec.util.NORMALIZE_PATH_SEPS: separators other than "/" that it rewrites. pathspec
+# itself (~15 ms to import) is only imported to build a list, not to answer from a
+# cached one (bot/rules_cache.py).
+_OTHER_SEPS = [sep for sep in (os.sep, os.altsep) if sep and sep != "/"]
 
 
 class GlobSet:
     """`match_file(path)` is exactly `GitIgnoreSpec.from_lines(globs).match_file(path)`."""
 
-    __slots__ = ("_search", "globs", "spec")
+    __slots__ = ("_search", "_spec", "globs")
 
     def __init__(self, globs: Iterable[str]) -> None:
         self.globs: tuple[str, ...] = tuple(globs)
+        spec = self._build_spec()
+        self._spec: GitIgnoreSpec | None = spec
+        self._search: Callable[[str], object] | None = _folded_search(spec)
+
+    def _build_spec(self) -> GitIgnoreSpec:
+        from pathspec import GitIgnoreSpec
+
         # pathspec prefers RE2 once google-re2 is installed (bot/core/patterns.py), and its
         # RE2 backend raises on a file name holding a lone surrogate, which JSON allows.
-        self.spec = GitIgnoreSpec.from_lines(self.globs, backend="simple")
-        self._search: Callable[[str], object] | None = _folded_search(self.spec)
+        return GitIgnoreSpec.from_lines(self.globs, backend="simple")
+
+    @property
+    def spec(self) -> GitIgnoreSpec:
+        if self._spec is None:
+            self._spec = self._build_spec()
+        return self._spec
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled (bot/rules_cache.py) as the globs and the folded regex: loading it
+        # needs neither pathspec nor a rebuild.
+        search = self._search
+        folded = getattr(search, "__self__", None)
+        if isinstance(folded, re.Pattern):
+            return _folded_globset, (self.globs, folded.pattern, folded.flags)
+        return GlobSet, (self.globs,)
 
     def match_file(self, path: str) -> bool:
         if self._search is None:
             return self.spec.match_file(path)
-        if NORMALIZE_PATH_SEPS or path[:1] == "/" or path[:2] == "./":
+        if _OTHER_SEPS or path[:1] == "/" or path[:2] == "./":
+            from pathspec.util import normalize_file
+
             path = normalize_file(path)
         return self._search(path) is not None
+
+
+def _folded_globset(globs: tuple[str, ...], pattern: str, flags: int) -> GlobSet:
+    globset = GlobSet.__new__(GlobSet)
+    globset.globs = globs
+    globset._spec = None
+    globset._search = re.compile(pattern, flags).search
+    return globset
 
 
 def _folded_search(spec: GitIgnoreSpec) -> Callable[[str], object] | None:
@@ -53,7 +90,7 @@ def _folded_search(spec: GitIgnoreSpec) -> Callable[[str], object] | None:
             return None
         sources.append(regex.pattern.replace(_DIR_MARK_GROUP, "(?:"))
     if not sources:
-        return lambda path: None
+        sources = ["(?!)"]  # nothing matches, as pathspec says for an empty list
     try:
         folded = re.compile("|".join(f"(?:{source})" for source in sources))
     except re.error:

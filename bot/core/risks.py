@@ -16,7 +16,7 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import AreaMatch, Lang, Risk, Severity
 from bot.core.globset import GlobSet
 from bot.core.i18n import t
-from bot.core.patterns import LinePattern
+from bot.core.patterns import LinePattern, PatternError
 from bot.core.risk_settings import RiskSettings
 
 SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
@@ -70,7 +70,7 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
         docs_ci=_spec(settings.docs_ci_paths),
         numerics=_spec(settings.numerics_paths),
         forward=_spec(settings.forward_paths),
-        plumbing=_any_of(settings.plumbing_line_patterns, ignore_case=False),
+        plumbing=_union(settings.plumbing_line_patterns),
         model_registry=_spec(settings.model_registry_paths),
         model_files=_spec(settings.model_file_paths),
         release_branch=LinePattern(settings.release_branch_pattern),
@@ -91,10 +91,16 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
             for name, platform in settings.hardware.items()
         ),
     )
+    remember_compiled(compiled)
+    return compiled
+
+
+def remember_compiled(compiled: CompiledRiskSettings) -> None:
+    """Let `compile_risk_settings(compiled.settings)` answer `compiled` (one compiled
+    with the rules and cached with them, bot/rules_cache.py)."""
     if len(_COMPILED) >= _COMPILED_MAX:
         _COMPILED.pop(next(iter(_COMPILED)))
-    _COMPILED[id(settings)] = (settings, compiled)
-    return compiled
+    _COMPILED[id(compiled.settings)] = (compiled.settings, compiled)
 
 
 def _spec(globs: Sequence[str]) -> GlobSet:
@@ -105,6 +111,19 @@ def _any_of(patterns: Sequence[str], *, ignore_case: bool = True) -> tuple[LineP
     # RE2 (bot/core/patterns.py): these come from risks.yaml or a repository's override
     # and run on untrusted titles, bodies and patches.
     return tuple(LinePattern(p, ignore_case=ignore_case) for p in patterns)
+
+
+def _union(patterns: Sequence[str]) -> tuple[LinePattern, ...]:
+    """Patterns whose only use is "does any of them match": folded into one RE2
+    alternation (one search per line instead of one per pattern), which matches exactly
+    when one of them does. Each stays in its own group, so its inline flags stay its
+    own. Too long or too big for one pattern: kept apart."""
+    if len(patterns) > 1:
+        try:
+            return (LinePattern("|".join(f"(?:{p})" for p in patterns)),)
+        except PatternError:
+            pass
+    return _any_of(patterns, ignore_case=False)
 
 
 def _first_match(patterns: Sequence[LinePattern], *texts: str) -> str | None:

@@ -12,14 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from pathspec import GitIgnoreSpec
-
 _REGEX_META = set(".^$*+?{}[]|()")
 _QUANTIFIERS = set("*+?{")
 _BRACES = re.compile(r"\{[^{}]*,[^{}]*\}")
 
 
 def _pattern_regex(glob: str) -> re.Pattern[str] | None:
+    # Imported here: a rule set from the cache (bot/rules_cache.py) needs no pathspec.
+    from pathspec import GitIgnoreSpec
+
     pattern = GitIgnoreSpec.from_lines([glob]).patterns[0]
     regex = pattern.regex
     return regex if isinstance(regex, re.Pattern) else None
