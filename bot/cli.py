@@ -182,9 +182,7 @@ def _run_digest(args: argparse.Namespace) -> int:
     )
     from bot.core.render import render_digest
 
-    settings = load_settings()
-    lang: Lang = args.lang or settings.language
-    rules_dir: Path = args.rules or settings.rules_dir
+    lang, rules_dir = _digest_defaults(args)
     if args.pr:
         if args.event is not None:
             raise UsageError("give either a PR reference or --event PAYLOAD.json, not both")
@@ -203,7 +201,7 @@ def _run_digest(args: argparse.Namespace) -> int:
         try:
             markdown, payload = asyncio.run(
                 digest_online(
-                    settings, repo, number, lang=lang,
+                    load_settings(), repo, number, lang=lang,
                     rules_dir=rules_dir, post=args.post, explain=args.explain,
                 )
             )
@@ -237,6 +235,19 @@ def _run_digest(args: argparse.Namespace) -> int:
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0
+
+
+def _digest_defaults(args: argparse.Namespace) -> tuple[Lang, Path]:
+    """The language and rules directory: the flags, else the settings. With no DIGEST_*
+    variable set, `Settings()` could only hold its defaults, so they are read from
+    bot/settings_defaults.py (which the model's fields use) and pydantic-settings is
+    not imported; with any set, the model validates them all, as every command does."""
+    from bot.settings_defaults import DEFAULT_LANGUAGE, DEFAULT_RULES_DIR, any_setting_in_env
+
+    if any_setting_in_env():
+        settings = load_settings()
+        return args.lang or settings.language, args.rules or settings.rules_dir
+    return args.lang or DEFAULT_LANGUAGE, args.rules or DEFAULT_RULES_DIR
 
 
 def _run_check_rules(args: argparse.Namespace) -> int:

@@ -5,7 +5,6 @@ safe while the service runs (WAL, one writer at a time)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +62,8 @@ def _when(timestamp: float) -> str:
 
 
 def _run_previews(args: argparse.Namespace) -> int:
+    import asyncio  # not at import: `digest-bot digest` needs none of it
+
     from bot.queue.ledger import Ledger
 
     if args.last < 1:
@@ -95,6 +96,8 @@ def _filter_text(repo: str | None, number: int | None) -> str:
 
 
 def _run_jobs_list(args: argparse.Namespace) -> int:
+    import asyncio  # not at import: `digest-bot digest` needs none of it
+
     from bot.queue.store import SqliteJobStore
 
     store = SqliteJobStore(_db_path(args))
@@ -115,6 +118,8 @@ def _run_jobs_list(args: argparse.Namespace) -> int:
 
 
 def _run_jobs_retry(args: argparse.Namespace) -> int:
+    import asyncio  # not at import: `digest-bot digest` needs none of it
+
     from bot.queue.store import SqliteJobStore
 
     store = SqliteJobStore(_db_path(args))

@@ -4,16 +4,14 @@ from the command line (bot/cli.py registers these; kept apart so it stays small)
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.settings import Settings
-
-# The index modules are imported by the commands that use them: bot/cli.py registers
-# these commands for every command line, `serve` included, which must start quickly.
+# The index modules (and the settings model, and asyncio) are imported by the commands
+# that use them: bot/cli.py registers these commands for every command line, `serve`
+# and a local `digest` included, which must start quickly.
 if TYPE_CHECKING:
     from bot.core.facts import PullRequestFacts
     from bot.core.repo_index.findings import RepoContext
@@ -39,6 +37,8 @@ def add_index_parser(sub: Any, usage_error: Usage) -> None:
 
 
 def _db(args: argparse.Namespace) -> Path:
+    from bot.settings import Settings
+
     return args.db if args.db is not None else Settings().db_path
 
 
@@ -64,7 +64,10 @@ def _run_build(args: argparse.Namespace, usage_error: Usage) -> int:
             generation = writer.finish()
         files, skipped, commit = generation.files, generation.skipped, generation.commit
     else:
+        import asyncio
+
         from bot.online import build_index_online
+        from bot.settings import Settings
 
         if "/" not in args.repo:
             raise usage_error("--repo needs OWNER/REPO")

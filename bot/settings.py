@@ -8,14 +8,16 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.settings_defaults import DEFAULT_LANGUAGE, ENV_PREFIX
+from bot.settings_defaults import DEFAULT_RULES_DIR as DEFAULT_RULES_DIR
+
 MIN_WEBHOOK_SECRET_CHARS = 16
-DEFAULT_RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class Settings(BaseSettings):
     # hide_input_in_errors: a validation error must never print a secret's value.
-    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore",
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
                                       hide_input_in_errors=True)
 
     # Every field's description is its row in the README's settings table
@@ -52,7 +54,7 @@ class Settings(BaseSettings):
     )
     rules_dir: Path = Field(default=DEFAULT_RULES_DIR, description="bundled rules")
     language: Literal["en", "zh"] = Field(
-        default="en", description="`en` or `zh` (per PR: `/digest zh`)"
+        default=DEFAULT_LANGUAGE, description="`en` or `zh` (per PR: `/digest zh`)"
     )
     repo_config_path: str = Field(
         default=".github/pr-digest.yml",

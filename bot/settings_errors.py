@@ -7,13 +7,15 @@ line naming that variable, its value (never a secret's) and what is expected.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr, ValidationError
 
-from bot.settings import Settings
+from bot.settings_defaults import ENV_PREFIX
 
-ENV_PREFIX = "DIGEST_"
+if TYPE_CHECKING:
+    from bot.settings import Settings
+
 _MAX_VALUE_CHARS = 60
 
 # pydantic's wording for the common constraint errors, made short; anything else
@@ -35,6 +37,10 @@ class SettingsError(Exception):
 
 
 def load_settings(**overrides: Any) -> Settings:
+    # Imported here: `SettingsError` is caught by every command, and pydantic-settings
+    # (with the asyncio it pulls in) is only needed by those that read settings.
+    from bot.settings import Settings
+
     try:
         return Settings(**overrides)
     except ValidationError as exc:
@@ -46,6 +52,8 @@ def env_name(field: str) -> str:
 
 
 def _is_secret(field: str) -> bool:
+    from bot.settings import Settings
+
     info = Settings.model_fields.get(field)
     return info is not None and "SecretStr" in repr(info.annotation)
 

@@ -13,6 +13,9 @@ EVENT = ROOT / "tests/fixtures/cli/pr_56904.json"
 FILES = ROOT / "tests/fixtures/cli/pr_56904_files.json"
 # The service's stack and the online client: a local digest needs none of them.
 SERVICE_ONLY = ("githubkit", "starlette", "uvicorn", "httpx", "markdown_it", "msgspec")
+# The settings model, needed only when a DIGEST_* variable is set (none is here), and
+# what pydantic-settings pulls in.
+SETTINGS_ONLY = ("pydantic_settings", "asyncio", "ssl")
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -43,6 +46,7 @@ def test_offline_digest_imports_nothing_of_the_service(tmp_path: Path) -> None:
     assert json.loads(second_out)["verdict"]  # it did digest
     for modules in (first, second):
         assert not modules & set(SERVICE_ONLY), modules & set(SERVICE_ONLY)
+        assert not modules & set(SETTINGS_ONLY), modules & set(SETTINGS_ONLY)
     assert "yaml" in first  # the rule files were read...
     assert "yaml" not in second  # ...and then came compiled from the cache,
     assert "pathspec" not in second  # globs and the risk checks' glob lists included
