@@ -11,6 +11,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.core import structure
 from bot.core.patterns import LinePattern
 from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
@@ -99,3 +100,50 @@ def test_plumbing_union_matches_when_one_plumbing_pattern_does(line: str) -> Non
     [union] = compile_risk_settings(RiskSettings()).plumbing
     any_one = any(LinePattern(p).search(line) is not None for p in patterns)
     assert (union.search(line) is not None) == any_one
+
+
+# Lines a structure note is made of: conditions, raises, asserts, decorators (pytest's
+# parametrize and an isolating one), keyword calls, TODOs, wrapper calls, defs; and
+# near misses of each (the words alone, in other places).
+_CODE = st.sampled_from([
+    "if x > 0:", "    if ready and n:", "elif y:", "while True:", "    return x", "x = 1",
+    "raise ValueError(x)", "    raise KeyError", "raise", "assert x", "    assert y == 2",
+    "@torch.compile", "@pytest.mark.parametrize(\"n\", [1, 2, 3])", "@spawn_new_process",
+    "f(a=1, b=2)", "    layer_name=name,", "g(a=1)", "# TODO(me): fix", "# FIXME", "x  # XXX",
+    "allow_in_graph(fn)", "wrap(helper)", "def fn(x):", "class Helper:", "    def helper(self):",
+    "async def run():", "@", "#", "(", "=", "if", "while", "raise", "assert", "", "   ",
+    "verification = 1", "notify(x)", "swap_a()", "swap_b()",
+])
+_DIFF_LINES = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["+", "-", " "]), _CODE).map("".join),
+        st.sampled_from(["@@ -1,3 +1,4 @@ def outer(x):", "@@ -5 +5 @@", "+++ b/x", "--- a/x"]),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_DIFF_LINES, st.sampled_from(["m.py", "tests/test_m.py"]))
+def test_structure_notes_skip_only_questions_that_find_nothing(
+    lines: list[str], filename: str
+) -> None:
+    patch = "@@ -1,9 +1,9 @@\n" + "\n".join(lines)
+    for hunk in structure._hunks(filename, patch, 20_000):
+        assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
+
+
+def test_the_structure_strategy_reaches_every_kind_of_note() -> None:
+    # The differential test above means something only if its hunks yield notes.
+    patches = [
+        "-if x > 0:\n+if x > 1:", "+raise ValueError(x)", "-assert x\n+assert y == 2",
+        "+@torch.compile", "-f(a=1, b=2)\n+f(a=1)", "+x  # TODO(me): fix",
+        "+def fn(x):\n+    return x\n+allow_in_graph(fn)",
+        "-swap_a()\n-swap_b()\n+swap_b()\n+swap_a()",
+    ]
+    kinds = set()
+    for body in patches:
+        for hunk in structure._hunks("m.py", "@@ -1 +1 @@\n" + body, 20_000):
+            kinds |= {note.kind for note in structure._hunk_notes(hunk)}
+    assert kinds >= {"condition", "raise-added", "assert-changed", "decorator-added",
+                     "kwarg-removed", "todo", "wrapped", "reordered"}
