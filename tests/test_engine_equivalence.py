@@ -7,6 +7,7 @@ the split-free added text and evidence subject against their plain definitions.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
 from bot.core.rules.added import AddedScanner, _added_text, added_lines
 from bot.core.rules.evaluate import SUBJECT_CHARS, _short
+from bot.rules_files import load_rules
 from tests.test_rules_literals import SCANNER, _patch, pull_requests
 
 
@@ -57,7 +59,7 @@ def test_over_the_budget_the_index_answers_like_the_partial_scan() -> None:
 
 _BITS = st.sampled_from(
     ["@@ -1 +1 @@", "\n", "+", "-", " ", "a", "+x", "\r", "\r\n", "\u2028", "\x85", "++",
-     "\n+", "é", "\x0c", "+++ b/x", "--- a/x"]
+     "\n+", "é", "\x0c", "+++ b/x", "--- a/x", "\x0b", "\x1c", "\x1d", "\x1e", "\u2029"]
 )
 
 
@@ -147,3 +149,28 @@ def test_the_structure_strategy_reaches_every_kind_of_note() -> None:
             kinds |= {note.kind for note in structure._hunk_notes(hunk)}
     assert kinds >= {"condition", "raise-added", "assert-changed", "decorator-added",
                      "kwarg-removed", "todo", "wrapped", "reordered"}
+
+
+_RULES = load_rules(Path(__file__).resolve().parent.parent / "rules")
+# Pieces of the bundled globs' paths and near misses, so random names hit and miss them.
+_PATH_PARTS = st.sampled_from([
+    "vllm/", "csrc/", "tests/", "docs/", "model_executor/", "models/", "attention/",
+    "backends/", "mla", "rocm", "aiter", "triton_", "ops.h", "torch_bindings.cpp",
+    "README.md", ".md", ".py", ".cu", "setup.py", "CMakeLists.txt", "x", "/", "\n", "é",
+    "quantization/", "v1/", ".buildkite/", "platforms/", "compilation/", "mkdocs.yaml",
+])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.lists(_PATH_PARTS, min_size=1, max_size=8).map("".join), max_size=20))
+def test_glob_literals_skip_only_globs_that_cannot_match(names: list[str]) -> None:
+    index = _RULES.path_index
+    assert index.match(names) == index.match_plain(names)
+
+
+def test_the_glob_strategy_matches_globs_with_literals() -> None:
+    names = ["vllm/attention/backends/mla/x.py", "csrc/torch_bindings.cpp", "docs/README.md",
+             "vllm/platforms/rocm.py", "setup.py"]
+    hits = _RULES.path_index.match(names)
+    assert {name for found in hits.values() for name in found} == set(names)
+    assert any(_RULES.path_index._needles[glob_id] for glob_id in hits)

@@ -59,20 +59,29 @@ def added_lines(patch: str) -> Iterator[str]:
 
 
 # Line breaks `str.splitlines` knows besides "\n"; a patch without them splits alike on "\n".
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Looked for one by one with `in` (a memchr-speed scan): a regex class is ~5x slower.
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+_OTHER_BREAKS = _ASCII_BREAKS + "\x85\u2028\u2029"
+# Every "\n"-separated line that starts with "+", without it (`.` stops only at "\n").
+_ADDED_LINE = re.compile(r"^\+(.*)", re.MULTILINE)
+
+
+def _has_other_breaks(patch: str) -> bool:
+    breaks = _ASCII_BREAKS if patch.isascii() else _OTHER_BREAKS
+    return any(char in patch for char in breaks)
 
 
 def _added_text(patch: str) -> str:
     if not patch.startswith("@@"):
         return "\n".join(added_lines(patch))
     # GitHub's `patch` starts at the first hunk: no headers.
-    if _OTHER_BREAKS.search(patch) is not None:
+    if _has_other_breaks(patch):
         return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
     _, _, body = patch.partition("\n")
     if body.startswith("+") and body.count("\n") == body.count("\n+"):
         # A new file's single hunk: every line is added (a common shape of big PRs).
         return body[1:].replace("\n+", "\n")
-    return "\n".join([line[1:] for line in patch.split("\n") if line[:1] == "+"])
+    return "\n".join(_ADDED_LINE.findall(patch))
 
 
 class NeedleSet:
