@@ -12,7 +12,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core import structure
+from bot.core import risks, structure
+from bot.core.body import PullRequestBody
+from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.patterns import LinePattern
 from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
@@ -174,3 +176,41 @@ def test_the_glob_strategy_matches_globs_with_literals() -> None:
     hits = _RULES.path_index.match(names)
     assert {name for found in hits.values() for name in found} == set(names)
     assert any(_RULES.path_index._needles[glob_id] for glob_id in hits)
+
+
+def _has_compute_plain(patch: str | None, plumbing: tuple[LinePattern, ...]) -> bool | None:
+    """risks._Context.has_compute as first written: split, then look line by line."""
+    if not patch:
+        return None
+    for line in patch.split("\n", risks._MAX_PATCH_LINES)[: risks._MAX_PATCH_LINES]:
+        if not line.startswith("+") or line.startswith("+++"):
+            continue
+        if risks._first_match(plumbing, line[1:].strip()[:400]) is None:
+            return True
+    return False
+
+
+_PATCH_LINES = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["+", "-", " ", "++", "+++", ""]), _PLUMBING_LINES)
+        .map("".join),
+        st.sampled_from(["\r", "+\r", "+ x = f(y)\u2028", "\x85+ z", "@@ -1 +1 @@"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_PATCH_LINES, st.sampled_from([2, 3, 5, 4000]))
+def test_compute_line_search_is_the_line_by_line_one(lines: list[str], cap: int) -> None:
+    compiled = compile_risk_settings(RiskSettings())
+    context = risks._Context(PullRequestFacts(), PullRequestBody(), (), compiled, "en")
+    patch = "\n".join(lines)
+    original = risks._MAX_PATCH_LINES
+    risks._MAX_PATCH_LINES = cap  # a small cap, so patches past it are generated
+    try:
+        fast = context.has_compute(ChangedFile(filename="x.py", patch=patch))
+        plain = _has_compute_plain(patch, compiled.plumbing)
+    finally:
+        risks._MAX_PATCH_LINES = original
+    assert fast == plain

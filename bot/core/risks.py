@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
@@ -142,6 +143,18 @@ _STRONG, _MEDIUM, _NONE = 2, 1, 0
 _MAX_PATCH_LINES = 4000
 
 
+# A line (split at "\n") starting with "+" but not "+++", without its "+".
+_ADDED_LINE = re.compile(r"^\+(?!\+\+)(.*)", re.MULTILINE)
+
+
+def _looked_at(patch: str) -> int:
+    """Where the patch's first _MAX_PATCH_LINES lines end."""
+    if patch.count("\n") < _MAX_PATCH_LINES:
+        return len(patch)
+    rest = patch.split("\n", _MAX_PATCH_LINES)[_MAX_PATCH_LINES]
+    return len(patch) - len(rest) - 1
+
+
 @dataclass(frozen=True)
 class _Context:
     facts: PullRequestFacts
@@ -149,35 +162,50 @@ class _Context:
     areas: Sequence[AreaMatch]
     rules: CompiledRiskSettings
     lang: Lang
+    # Several checks ask whether each of a 3,000-file PR's files is a test or docs/CI:
+    # each path's answer is asked of its glob list once.
+    _tests: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    _docs_ci: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def files(self) -> tuple[ChangedFile, ...]:
         return self.facts.files
 
     def is_test(self, path: str) -> bool:
-        return self.rules.tests.match_file(path)
+        known = self._tests.get(path)
+        if known is None:
+            known = self._tests[path] = self.rules.tests.match_file(path)
+        return known
+
+    def is_docs_ci(self, path: str) -> bool:
+        known = self._docs_ci.get(path)
+        if known is None:
+            known = self._docs_ci[path] = self.rules.docs_ci.match_file(path)
+        return known
+
+    @cached_property
+    def tests_changed(self) -> bool:
+        return any(self.is_test(f.filename) for f in self.files)
 
     def is_numerics_code(self, path: str) -> bool:
         return self.rules.numerics.match_file(path) or self.rules.forward.match_file(path)
 
     def has_compute(self, changed: ChangedFile) -> bool | None:
         """Whether the patch adds a line that is not plumbing; None when it is unknown."""
-        if not changed.patch:
+        patch = changed.patch
+        if not patch:
             return None
         plumbing = self.rules.plumbing
-        for line in changed.patch.split("\n", _MAX_PATCH_LINES)[:_MAX_PATCH_LINES]:
-            if not line.startswith("+") or line.startswith("+++"):
-                continue
-            code = line[1:].strip()[:400]
-            if _first_match(plumbing, code) is None:
+        # The added lines among the first _MAX_PATCH_LINES, found one at a time: the
+        # first added line is usually compute, and the rest of the patch is not split.
+        for added in _ADDED_LINE.finditer(patch, 0, _looked_at(patch)):
+            if _first_match(plumbing, added.group(1).strip()[:400]) is None:
                 return True
         return False
 
-    @property
+    @cached_property
     def docs_ci_only(self) -> bool:
-        return bool(self.files) and all(
-            self.rules.docs_ci.match_file(f.filename) for f in self.files
-        )
+        return bool(self.files) and all(self.is_docs_ci(f.filename) for f in self.files)
 
 
 # Evidence that ties an area to the change itself; a title word or a body mention
@@ -241,7 +269,7 @@ def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
     best, files = _NONE, list[str]()
     for changed in ctx.files:
         name = changed.filename
-        if changed.status == "removed" or ctx.is_test(name) or ctx.rules.docs_ci.match_file(name):
+        if changed.status == "removed" or ctx.is_test(name) or ctx.is_docs_ci(name):
             continue
         code = ctx.is_numerics_code(name)
         if not code and name not in claimed:
@@ -310,27 +338,27 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
         evidence = t(ctx.lang, "risk.missing-test-results.no-sections")
     # CI is what vLLM reviewers look at: an empty Test Result matters only where the
     # change needs a run to be trusted and nothing else shows one.
-    tests_changed = any(ctx.is_test(f.filename) for f in ctx.files)
+    tests_changed = ctx.tests_changed
     weighty = [
         f
         for a in ctx.areas
         if a.numerics or a.criticality in ("high", "critical")
         for f in a.files
-        if not ctx.is_test(f) and not ctx.rules.docs_ci.match_file(f)
+        if not ctx.is_test(f) and not ctx.is_docs_ci(f)
     ]
     severity: Severity = "medium" if weighty and not tests_changed else "low"
     return _risk(ctx, "missing-test-results", severity, [evidence])
 
 
 def _missing_tests(ctx: _Context) -> Risk | None:
-    if any(ctx.is_test(f.filename) for f in ctx.files):
+    if ctx.tests_changed:
         return None
     sources = [
         f.filename
         for f in ctx.files
         if f.status != "removed"
         and ctx.rules.sources.match_file(f.filename)
-        and not ctx.rules.docs_ci.match_file(f.filename)
+        and not ctx.is_docs_ci(f.filename)
     ]
     if not sources:
         return None

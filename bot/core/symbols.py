@@ -31,6 +31,7 @@ _CPP_NOT_DEFS = frozenset(
     {"if", "for", "while", "switch", "return", "sizeof", "case", "else", "do", "catch"}
 )
 _MAX_LINE = 400  # signatures are short; never run a regex over a minified line
+_MARKERS = frozenset(" +-")  # a diff line's first character: context, added, removed
 
 
 @dataclass
@@ -147,14 +148,16 @@ def _cpp_symbols(patch: str) -> _FileSymbols:
     current, current_marker = "", " "
     for raw in patch.split("\n"):
         line = raw[:_MAX_LINE]
-        if line.startswith("@@"):
+        marker = line[:1]
+        if marker == "@" and line.startswith("@@"):
             match = _HUNK.match(line)
             current, current_marker = (_cpp_name(match.group(1)) if match else ""), " "
             continue
-        if not line or line[0] not in " +-" or line.startswith(("+++", "---")):
+        if marker not in _MARKERS or (marker != " " and line.startswith(("+++", "---"))):
             continue
-        marker, code = line[0], line[1:]
-        name = _cpp_name(code) if code[:1] not in " \t#/{}" else ""
+        code = line[1:]
+        # Only a line with "(" can name a function (`_cpp_name`).
+        name = _cpp_name(code) if "(" in code and code[:1] not in " \t#/{}" else ""
         if name:
             current, current_marker = name, marker
             if marker == "+":
@@ -169,13 +172,16 @@ def _cpp_symbols(patch: str) -> _FileSymbols:
 
 
 def _cpp_name(code: str) -> str:
-    if not code or code[0] in " \t" or code.rstrip().endswith(";"):
+    # "(" first: most lines of a patch have none, and the signature regex needs one.
+    if "(" not in code or code[0] in " \t" or code.rstrip().endswith(";"):
         return ""  # indented: a call; ";": a declaration or statement
+    parts = code.split(None, 1)
+    if parts and parts[0] in _CPP_NOT_DEFS:
+        return ""  # `for (...)`, `if (...)`: whatever the regex would say
     match = _CPP_SIGNATURE.match(code)
     if not match:
         return ""
     name = match.group(1)
-    first = code.split(None, 1)[0] if code.split() else ""
-    if first in _CPP_NOT_DEFS or name.split("::")[-1] in _CPP_NOT_DEFS:
+    if name.split("::")[-1] in _CPP_NOT_DEFS:
         return ""
     return name
