@@ -44,14 +44,19 @@ class VerdictCall(BaseModel):
 
 
 def is_test_path(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return path.startswith("tests/") or "/tests/" in path or name.startswith("test_")
+    if path.startswith("tests/") or "/tests/" in path:
+        return True
+    return path.rsplit("/", 1)[-1].startswith("test_")
 
 
 def _code_lines(facts: PullRequestFacts) -> tuple[int, int]:
     """(changed lines outside tests, changed lines in tests) as far as the files say."""
-    code = sum(f.changes for f in facts.files if not is_test_path(f.filename))
-    tests = sum(f.changes for f in facts.files if is_test_path(f.filename))
+    code = tests = 0
+    for changed in facts.files:
+        if is_test_path(changed.filename):
+            tests += changed.changes
+        else:
+            code += changed.changes
     total = facts.total_additions + facts.total_deletions
     if code + tests < total:  # a truncated or count-less file list: the rest is code
         code += total - code - tests
