@@ -25,6 +25,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
@@ -300,14 +301,23 @@ class _Prepared:
         self.encoded = [encode(text) for _, text in self.files]
         # Character offsets from the prefilter are byte offsets only in ASCII text.
         self.ascii = [len(data) == len(self.files[i][1]) for i, data in enumerate(self.encoded)]
+        self.all_ascii = all(self.ascii)
 
     def candidates(self, literals: RequiredLiterals | None) -> list[tuple[int, int]]:
         """(file index, byte offset to search from), in file order."""
+        found = self.texts.candidates(literals)
+        if self.all_ascii:
+            return found
         ascii_text = self.ascii
-        return [
-            (index, start if ascii_text[index] else 0)
-            for index, start in self.texts.candidates(literals)
-        ]
+        return [(index, start if ascii_text[index] else 0) for index, start in found]
+
+    def cost(self, candidates: Sequence[Sequence[tuple[int, int]]]) -> int:
+        """Bytes a full scan of these candidates searches (`AddedScanner._scan`)."""
+        size = [len(data) for data in self.encoded].__getitem__
+        return sum(
+            sum(map(size, map(itemgetter(0), found))) - sum(map(itemgetter(1), found))
+            for found in candidates
+        )
 
 
 _UNSEARCHED: object = object()
@@ -336,9 +346,7 @@ class AddedIndex:
         self._files = prepared.files
         self._encoded = prepared.encoded
         self._candidates = [prepared.candidates(lit) for lit in scanner.literals]
-        encoded = self._encoded
-        cost = sum(len(encoded[i]) - at for found in self._candidates for i, at in found)
-        if cost > scanner.budget:
+        if prepared.cost(self._candidates) > scanner.budget:
             scan = scanner._scan(prepared)
             self._eager, self.complete = scan.hits, scan.complete
             return

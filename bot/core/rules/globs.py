@@ -101,16 +101,27 @@ class PathIndex:
     def match(self, files: Sequence[str]) -> dict[int, list[str]]:
         """Glob id -> the files it matches, in the order given."""
         hits: dict[int, list[str]] = {}
-        buckets, regexes, needles = self._buckets, self._regexes, self._needles
+        # The globs a file is asked about depend only on its directory (the buckets of
+        # its ancestors): a big PR's thousands of files share a few dozen directories.
+        asked: dict[str, list[tuple[int, str | None, re.Pattern[str]]]] = {}
         for name in files:
-            for directory in _ancestors(name):
-                for glob_id in buckets.get(directory, ()):
-                    needle = needles[glob_id]
-                    if needle is not None and needle not in name:
-                        continue
-                    if regexes[glob_id].match(name):
-                        hits.setdefault(glob_id, []).append(name)
+            directory = name[: name.rfind("/") + 1]
+            globs = asked.get(directory)
+            if globs is None:
+                globs = asked[directory] = self._asked(directory)
+            for glob_id, needle, regex in globs:
+                if needle is not None and needle not in name:
+                    continue
+                if regex.match(name):
+                    hits.setdefault(glob_id, []).append(name)
         return hits
+
+    def _asked(self, directory: str) -> list[tuple[int, str | None, re.Pattern[str]]]:
+        return [
+            (glob_id, self._needles[glob_id], self._regexes[glob_id])
+            for ancestor in _ancestors(directory)
+            for glob_id in self._buckets.get(ancestor, ())
+        ]
 
     def match_plain(self, files: Sequence[str]) -> dict[int, list[str]]:
         """`match` asking every glob of every bucket: the definition it answers like."""
