@@ -7,12 +7,14 @@ the split-free added text and evidence subject against their plain definitions.
 from __future__ import annotations
 
 import random
+from itertools import islice
 from pathlib import Path
+from typing import Literal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core import risks, structure
+from bot.core import escape, risks, structure
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.patterns import LinePattern
@@ -214,3 +216,61 @@ def test_compute_line_search_is_the_line_by_line_one(lines: list[str], cap: int)
     finally:
         risks._MAX_PATCH_LINES = original
     assert fast == plain
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(st.text(alphabet=" ab\t\n\x7f\x1b~", max_size=40), st.text(max_size=40)),
+    st.one_of(st.none(), st.integers(min_value=0, max_value=45)),
+)
+def test_clean_line_of_printable_ascii_is_the_character_walk(text: str, limit: int | None) -> None:
+    cleaned = escape._clean_chars(text)
+    if limit is None:
+        want = ("".join(cleaned), False)
+    else:
+        want = ("".join(islice(cleaned, limit)), next(cleaned, None) is not None)
+    assert escape.clean_line(text, limit) == want
+
+
+def _escape_code_plain(s: str, limit: int, keep: str) -> str:
+    """escape_code as first written: every text walked character by character."""
+    limit = max(2, limit)
+    if keep == "tail":
+        backwards, cut = escape.clean_line(iter(reversed(s)), limit + escape._LOOKAHEAD)
+        tokens = list(reversed(list(escape._code_tokens(backwards[::-1]))))
+    else:
+        text, cut = escape.clean_line(iter(s), limit + escape._LOOKAHEAD)
+        tokens = list(escape._code_tokens(text))
+    if cut or sum(len(tok) for tok in tokens) > limit:
+        kept: list[str] = []
+        used = len(escape.ELLIPSIS)
+        for tok in tokens:
+            if used + len(tok) > limit:
+                break
+            kept.append(tok)
+            used += len(tok)
+        tokens = [*kept, escape.ELLIPSIS]
+    if keep == "tail":
+        tokens.reverse()
+    content = "".join(tokens)
+    if not content:
+        return "` `"
+    best = run = 0
+    for ch in content:
+        run = run + 1 if ch == "`" else 0
+        best = max(best, run)
+    fence = "`" * (best + 1)
+    pad = " " if content[0] == "`" or content[-1] == "`" else ""
+    return f"{fence}{pad}{content}{pad}{fence}"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(st.text(alphabet=" a`<>@\t\n\u202e/", max_size=30), st.text(max_size=30)),
+    st.integers(min_value=0, max_value=25),
+    st.sampled_from(["head", "tail"]),
+)
+def test_escape_code_is_the_character_walk(
+    text: str, limit: int, keep: Literal["head", "tail"]
+) -> None:
+    assert escape.escape_code(text, limit, keep=keep) == _escape_code_plain(text, limit, keep)

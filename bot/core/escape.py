@@ -37,6 +37,9 @@ _MD_AT_START = frozenset("-+=")
 # Characters of cleaned text we look past `limit`: room for the lookahead in
 # `_text_tokens` and to know whether anything was cut.
 _LOOKAHEAD = 4
+# Texts up to this long may be cleaned whole by `str` methods; a longer one is walked
+# lazily, so a 25 MB body costs no more than the characters kept.
+_FAST_CHARS = 4096
 
 
 def _clean_chars(chars: Iterable[str]) -> Iterator[str]:
@@ -59,6 +62,13 @@ def clean_line(s: Iterable[str], max_chars: int | None = None) -> tuple[str, boo
     """Drop control and bidi characters, fold line breaks and whitespace runs into one
     space, trim. Lazily: stops after `max_chars` (and says whether more followed), so
     a 25 MB body costs no more than its first few hundred characters."""
+    if isinstance(s, str) and len(s) <= _FAST_CHARS and s.isascii() and s.isprintable():
+        # No control, bidi or break character, and " " the only whitespace: cleaning
+        # only folds space runs and trims (a digest cleans thousands of lines).
+        folded = " ".join(s.split())
+        if max_chars is None:
+            return folded, False
+        return folded[:max_chars], len(folded) > max_chars
     cleaned = _clean_chars(s)
     if max_chars is None:
         return "".join(cleaned), False
@@ -133,17 +143,24 @@ def _code_tokens(s: str) -> Iterator[str]:
             yield ch
 
 
+def _code_token_list(s: str) -> list[str]:
+    if "<" in s or ">" in s or "@" in s:
+        return list(_code_tokens(s))
+    return list(s)  # every character is its own token
+
+
 def escape_code(s: str, limit: int = 200, *, keep: Literal["head", "tail"] = "tail") -> str:
     """Untrusted text as one inline code span of at most `limit` characters plus the
     fence. Long values keep their tail by default (the file name is the informative
     end of a path); phrases keep their head. Not for GFM table cells (`|` splits them)."""
     limit = max(2, limit)
     if keep == "tail":
-        backwards, cut = clean_line(reversed(s), limit + _LOOKAHEAD)
-        tokens = list(reversed(list(_code_tokens(backwards[::-1]))))
+        source = s[::-1] if len(s) <= _FAST_CHARS else reversed(s)
+        backwards, cut = clean_line(source, limit + _LOOKAHEAD)
+        tokens = list(reversed(_code_token_list(backwards[::-1])))
     else:
         text, cut = clean_line(s, limit + _LOOKAHEAD)
-        tokens = list(_code_tokens(text))
+        tokens = _code_token_list(text)
     if cut or sum(len(tok) for tok in tokens) > limit:
         kept: list[str] = []
         used = len(ELLIPSIS)
@@ -167,6 +184,8 @@ def escape_code(s: str, limit: int = 200, *, keep: Literal["head", "tail"] = "ta
 
 
 def _longest_backtick_run(s: str) -> int:
+    if "`" not in s:
+        return 0
     best = run = 0
     for ch in s:
         run = run + 1 if ch == "`" else 0
