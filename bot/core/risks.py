@@ -198,7 +198,15 @@ class _Context:
         plumbing = self.rules.plumbing
         # The added lines among the first _MAX_PATCH_LINES, found one at a time: the
         # first added line is usually compute, and the rest of the patch is not split.
-        for added in _ADDED_LINE.finditer(patch, 0, _looked_at(patch)):
+        # A line starting before offset _MAX_PATCH_LINES is among them (every line
+        # before it takes at least its "\n"); past that, where they end is worked out.
+        end: int | None = None
+        for added in _ADDED_LINE.finditer(patch):
+            if added.start() >= _MAX_PATCH_LINES:
+                if end is None:
+                    end = _looked_at(patch)
+                if added.start() > end:
+                    break
             if _first_match(plumbing, added.group(1).strip()[:400]) is None:
                 return True
         return False
