@@ -6,6 +6,7 @@ the split-free added text and evidence subject against their plain definitions.
 
 from __future__ import annotations
 
+import pickle
 import random
 from itertools import islice
 from pathlib import Path
@@ -274,3 +275,12 @@ def test_escape_code_is_the_character_walk(
     text: str, limit: int, keep: Literal["head", "tail"]
 ) -> None:
     assert escape.escape_code(text, limit, keep=keep) == _escape_code_plain(text, limit, keep)
+
+
+def test_a_pickled_path_index_compiles_only_the_globs_it_is_asked_about() -> None:
+    loaded = pickle.loads(pickle.dumps(_RULES.path_index))  # noqa: S301 (our own bytes)
+    assert all(regex is None for regex in loaded._regexes)
+    names = ["docs/README.md", "vllm/platforms/rocm.py", "csrc/torch_bindings.cpp"]
+    assert loaded.match(names) == _RULES.path_index.match_plain(names)
+    compiled = sum(regex is not None for regex in loaded._regexes)
+    assert 0 < compiled < len(loaded._regexes)

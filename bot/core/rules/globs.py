@@ -91,7 +91,10 @@ class PathIndex:
             regexes.append(regex)
             prefix = _literal_prefix(regex.pattern)
             buckets.setdefault(prefix[: prefix.rfind("/") + 1], []).append(i)
-        self._regexes = tuple(regexes)
+        # Compiled on first use (`_regex`): a rule set loaded from the cache
+        # (bot/rules_cache.py) recompiles no glob a PR's directories never ask about.
+        self._sources: tuple[tuple[str, int], ...] = tuple((r.pattern, r.flags) for r in regexes)
+        self._regexes: list[re.Pattern[str] | None] = list(regexes)
         self._buckets = {key: tuple(ids) for key, ids in buckets.items()}
         # Most (file, glob) pairs do not match, and a regex call costs ~10x a substring
         # test: a glob whose every match holds one literal (`/aiter`, `.md`,
@@ -118,10 +121,24 @@ class PathIndex:
 
     def _asked(self, directory: str) -> list[tuple[int, str | None, re.Pattern[str]]]:
         return [
-            (glob_id, self._needles[glob_id], self._regexes[glob_id])
+            (glob_id, self._needles[glob_id], self._regex(glob_id))
             for ancestor in _ancestors(directory)
             for glob_id in self._buckets.get(ancestor, ())
         ]
+
+    def _regex(self, glob_id: int) -> re.Pattern[str]:
+        regex = self._regexes[glob_id]
+        if regex is None:
+            regex = self._regexes[glob_id] = re.compile(*self._sources[glob_id])
+        return regex
+
+    def __getstate__(self) -> dict[str, object]:
+        # Pickled without the compiled regexes: their sources rebuild them on use.
+        return {**self.__dict__, "_regexes": None}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._regexes = [None] * len(self._sources)
 
     def match_plain(self, files: Sequence[str]) -> dict[int, list[str]]:
         """`match` asking every glob of every bucket: the definition it answers like."""
@@ -129,7 +146,7 @@ class PathIndex:
         for name in files:
             for directory in _ancestors(name):
                 for glob_id in self._buckets.get(directory, ()):
-                    if self._regexes[glob_id].match(name):
+                    if self._regex(glob_id).match(name):
                         hits.setdefault(glob_id, []).append(name)
         return hits
 
