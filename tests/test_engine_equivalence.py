@@ -284,3 +284,16 @@ def test_a_pickled_path_index_compiles_only_the_globs_it_is_asked_about() -> Non
     assert loaded.match(names) == _RULES.path_index.match_plain(names)
     compiled = sum(regex is not None for regex in loaded._regexes)
     assert 0 < compiled < len(loaded._regexes)
+
+
+def test_structure_reads_the_first_20000_patch_lines_and_no_more() -> None:
+    # A condition change at the very end of a patch, after `filler` context lines: the
+    # hunk header, the filler and the two changed lines are filler + 3 lines.
+    def notes(filler: int) -> tuple[str, ...]:
+        patch = "@@ -1 +1 @@\n" + " x\n" * filler + "-if a:\n+if b:"
+        files = (ChangedFile(filename="m.py", patch=patch),)
+        return tuple(note.kind for note in structure.read_structure(files))
+
+    cap = structure._MAX_PATCH_LINES
+    assert notes(cap - 3) == ("condition",)  # its last line is line `cap`
+    assert notes(cap - 2) == ()  # the added condition is line cap + 1: not read

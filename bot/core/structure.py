@@ -109,9 +109,8 @@ def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
     current: _Hunk | None = None
     # No line can start a def without the word: most patches skip the regex.
     defines = "def" in patch or "class" in patch
-    for count, raw in enumerate(patch.split("\n")):
-        if count >= budget:
-            break
+    # The first `budget` lines (the last piece of a capped split is the rest).
+    for raw in patch.split("\n", max(budget, 0))[: max(budget, 0)]:
         line = raw[:_MAX_LINE]
         marker = line[:1]
         if marker == "@" and line.startswith("@@"):
@@ -126,7 +125,7 @@ def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
         if marker != " " and line.startswith(("+++", "---")):
             continue
         code = line[1:]
-        definition = _DEF.match(code) if defines else None
+        definition = _DEF.match(code) if defines and ("def" in code or "class" in code) else None
         if definition:
             # Decorators just above the def belong to it, not to the previous scope.
             carried = _trailing_decorators(current)
