@@ -39,6 +39,18 @@ def _entries(cache: Path) -> list[Path]:
     return sorted(cache.glob("rules-*.pickle"))
 
 
+def _filled_cache(tmp_path: Path) -> tuple[Path, Path]:
+    """A cache holding the bundled rules' one entry: (the cache folder, the entry)."""
+    cache, entry = _filled_cache(tmp_path)
+    return cache, entry
+
+
+def _refused(cache: Path, sources: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    """The cache declines its entry for these sources, with a warning."""
+    with caplog.at_level(logging.WARNING, logger="bot.rules_cache"):
+        assert RulesCache(cache).load(sources) is None
+
+
 def _digests(facts: PullRequestFacts, rules: RuleSet) -> list[str]:
     out = []
     for lang in ("en", "zh"):
@@ -88,15 +100,12 @@ def test_an_edited_rule_file_is_a_new_key_and_a_rebuild(rules_dir: Path, tmp_pat
 def test_a_corrupt_entry_is_logged_ignored_and_rebuilt(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cache = tmp_path / "cache"
-    load_rules_cached(RULES, cache)
-    [entry] = _entries(cache)
+    cache, entry = _filled_cache(tmp_path)
     data = bytearray(entry.read_bytes())
     data[-100] ^= 0xFF
     entry.write_bytes(bytes(data))
     sources = read_rule_sources(RULES)
-    with caplog.at_level(logging.WARNING, logger="bot.rules_cache"):
-        assert RulesCache(cache).load(sources) is None
+    _refused(cache, sources, caplog)
     assert "corrupt" in caplog.text
     rules = load_rules_cached(RULES, cache)  # rebuilt and rewritten
     assert rules.version == load_rules(RULES).version
@@ -106,14 +115,11 @@ def test_a_corrupt_entry_is_logged_ignored_and_rebuilt(
 def test_a_truncated_or_empty_entry_is_ignored(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cache = tmp_path / "cache"
-    load_rules_cached(RULES, cache)
-    [entry] = _entries(cache)
+    cache, entry = _filled_cache(tmp_path)
     sources = read_rule_sources(RULES)
     for cut in (entry.read_bytes()[:-1], b""):
         entry.write_bytes(cut)
-        with caplog.at_level(logging.WARNING, logger="bot.rules_cache"):
-            assert RulesCache(cache).load(sources) is None
+        _refused(cache, sources, caplog)
     assert "rules cache" in caplog.text
 
 
@@ -130,38 +136,31 @@ def test_a_well_formed_entry_that_is_not_a_ruleset_is_not_used(
     assert path is not None
     path.write_bytes(FORMAT + key.encode() + b"\n" + hashlib.sha256(payload).digest() + payload)
     path.chmod(0o600)
-    with caplog.at_level(logging.WARNING, logger="bot.rules_cache"):
-        assert RulesCache(cache).load(sources) is None
+    _refused(cache, sources, caplog)
     assert "holds dict" in caplog.text
 
 
 def test_an_entry_written_for_another_key_is_not_used(
     rules_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cache = tmp_path / "cache"
-    load_rules_cached(RULES, cache)
-    [entry] = _entries(cache)
+    cache, entry = _filled_cache(tmp_path)
     rule = rules_dir / "docs.yaml"
     rule.write_text(rule.read_text() + "\n# edited\n")
     other = read_rule_sources(rules_dir)
     target = RulesCache(cache).path_for(cache_key(other))
     assert target is not None
     os.replace(entry, target)  # the bundled rules' entry under the edited rules' name
-    with caplog.at_level(logging.WARNING, logger="bot.rules_cache"):
-        assert RulesCache(cache).load(other) is None
+    _refused(cache, other, caplog)
     assert "not an entry for this rules version" in caplog.text
 
 
 def test_an_entry_others_can_write_is_not_trusted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cache = tmp_path / "cache"
-    load_rules_cached(RULES, cache)
-    [entry] = _entries(cache)
+    cache, entry = _filled_cache(tmp_path)
     sources = read_rule_sources(RULES)
     entry.chmod(0o666)
-    with caplog.at_level(logging.WARNING, logger="bot.rules_cache"):
-        assert RulesCache(cache).load(sources) is None
+    _refused(cache, sources, caplog)
     assert "not a private file" in caplog.text
     entry.chmod(0o600)
     cache.chmod(0o777)
