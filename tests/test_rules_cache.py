@@ -41,7 +41,9 @@ def _entries(cache: Path) -> list[Path]:
 
 def _filled_cache(tmp_path: Path) -> tuple[Path, Path]:
     """A cache holding the bundled rules' one entry: (the cache folder, the entry)."""
-    cache, entry = _filled_cache(tmp_path)
+    cache = tmp_path / "cache"
+    load_rules_cached(RULES, cache)
+    [entry] = _entries(cache)
     return cache, entry
 
 
