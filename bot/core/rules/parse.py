@@ -108,10 +108,9 @@ class Parser:
         source: YamlSource,
         rule: str | None,
         prefix: Loc = (),
-        data: object = None,
     ) -> _Model | None:
         try:
-            return model.model_validate(source.data if data is None else data)
+            return model.model_validate(source.data)
         except ValidationError as exc:
             for error in exc.errors():
                 loc, message = _describe(error, prefix)
