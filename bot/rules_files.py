@@ -15,8 +15,7 @@ from typing import Any
 from bot.core.risk_settings import RiskSettings
 from bot.core.routing_config import RoutingConfig
 from bot.core.rules import RuleFileError, RuleSet, is_rule_file, parse_rules, rules_json_schema
-
-_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+from bot.core.rules.schema import JSON_SCHEMA_DRAFT
 
 
 def read_rule_sources(directory: Path) -> dict[str, str]:
@@ -71,13 +70,13 @@ def override_json_schema() -> dict[str, Any]:
 
 def routing_json_schema() -> dict[str, Any]:
     """JSON Schema of rules/routing.yaml, for editors."""
-    return {"$schema": _DRAFT, **RoutingConfig.model_json_schema(by_alias=True),
+    return {"$schema": JSON_SCHEMA_DRAFT, **RoutingConfig.model_json_schema(by_alias=True),
             "title": "pr-digest routing.yaml"}
 
 
 def risks_json_schema() -> dict[str, Any]:
     """JSON Schema of rules/risks.yaml, for editors."""
-    return {"$schema": _DRAFT, **RiskSettings.model_json_schema(by_alias=True),
+    return {"$schema": JSON_SCHEMA_DRAFT, **RiskSettings.model_json_schema(by_alias=True),
             "title": "pr-digest risks.yaml"}
 
 

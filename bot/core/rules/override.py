@@ -23,11 +23,10 @@ from bot.core.risk_settings import RiskSettings
 from bot.core.routing_config import RoutingConfig
 from bot.core.rules.compiled import RuleSet, compile_rules
 from bot.core.rules.parse import AreaDocument, Loc, Parser, RuleFiles
-from bot.core.rules.schema import AreaRule
+from bot.core.rules.schema import JSON_SCHEMA_DRAFT, AreaRule
 from bot.core.rules.yaml_source import YamlSource, line_of, node_at
 
 OVERRIDE_PATH = ".github/pr-digest.yml"
-_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 class OverrideFile(BaseModel):
@@ -35,7 +34,9 @@ class OverrideFile(BaseModel):
     model; validation goes through `_Shape` and the models of each part, for lines)."""
 
     model_config = ConfigDict(
-        extra="forbid", title="pr-digest repository override", json_schema_extra={"$schema": _DRAFT}
+        extra="forbid",
+        title="pr-digest repository override",
+        json_schema_extra={"$schema": JSON_SCHEMA_DRAFT},
     )
 
     areas: list[AreaRule] = Field(

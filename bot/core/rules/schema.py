@@ -17,6 +17,8 @@ from bot.core.rules.globs import glob_problem
 from bot.core.zh_text import full_width, space_mixed
 
 _ID = r"^[a-z0-9][a-z0-9-]*$"
+# The JSON Schema dialect of every schema we write for editors (rules/*.schema.json).
+JSON_SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def _anyof_string(schema: dict[str, Any]) -> None:
@@ -120,7 +122,7 @@ class AreaRule(BaseModel):
         extra="forbid",
         frozen=True,
         title="pr-digest area rule",
-        json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"},
+        json_schema_extra={"$schema": JSON_SCHEMA_DRAFT},
     )
 
     id: str = Field(pattern=_ID)
