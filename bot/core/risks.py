@@ -66,21 +66,21 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
         return hit[1]
     compiled = CompiledRiskSettings(
         settings=settings,
-        tests=_spec(settings.test_paths),
-        sources=_spec(settings.source_paths),
-        docs_ci=_spec(settings.docs_ci_paths),
-        numerics=_spec(settings.numerics_paths),
-        forward=_spec(settings.forward_paths),
+        tests=GlobSet(settings.test_paths),
+        sources=GlobSet(settings.source_paths),
+        docs_ci=GlobSet(settings.docs_ci_paths),
+        numerics=GlobSet(settings.numerics_paths),
+        forward=GlobSet(settings.forward_paths),
         plumbing=_union(settings.plumbing_line_patterns),
-        model_registry=_spec(settings.model_registry_paths),
-        model_files=_spec(settings.model_file_paths),
+        model_registry=GlobSet(settings.model_registry_paths),
+        model_files=GlobSet(settings.model_file_paths),
         release_branch=LinePattern(settings.release_branch_pattern),
         backport=_any_of(settings.backport_patterns),
         perf_title=LinePattern(settings.perf_title_pattern, ignore_case=True),
         hardware=tuple(
             CompiledPlatform(
                 name=name,
-                paths=_spec(platform.paths),
+                paths=GlobSet(platform.paths),
                 title=LinePattern(platform.title_pattern, ignore_case=True)
                 if platform.title_pattern
                 else None,
@@ -102,10 +102,6 @@ def remember_compiled(compiled: CompiledRiskSettings) -> None:
     if len(_COMPILED) >= _COMPILED_MAX:
         _COMPILED.pop(next(iter(_COMPILED)))
     _COMPILED[id(compiled.settings)] = (compiled.settings, compiled)
-
-
-def _spec(globs: Sequence[str]) -> GlobSet:
-    return GlobSet(globs)
 
 
 def _any_of(patterns: Sequence[str], *, ignore_case: bool = True) -> tuple[LinePattern, ...]:
