@@ -106,7 +106,7 @@ class RulesCache:
         if path is None or self.directory is None:
             return None
         try:
-            if not _private(self.directory, directory=True):
+            if not _private_dir(self.directory):
                 return None
             data = _read_private(path)
         except FileNotFoundError:
@@ -140,7 +140,7 @@ class RulesCache:
         data = FORMAT + key.encode() + b"\n" + hashlib.sha256(payload).digest() + payload
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not _private(self.directory, directory=True):
+            if not _private_dir(self.directory):
                 return
             fd, temp = tempfile.mkstemp(prefix=".rules-", dir=self.directory)
             try:
@@ -197,13 +197,14 @@ def _owned_and_closed(info: os.stat_result) -> bool:
     return owner_ok and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _private(path: Path, *, directory: bool) -> bool:
+def _private_dir(path: Path) -> bool:
+    """A real directory (not a symlink) of this user that nobody else can write. The
+    files in it are checked on their open descriptor (`_read_private`)."""
     try:
         info = path.lstat()
     except FileNotFoundError:
         return False
-    kind_ok = stat.S_ISDIR(info.st_mode) if directory else stat.S_ISREG(info.st_mode)
-    if kind_ok and _owned_and_closed(info):
+    if stat.S_ISDIR(info.st_mode) and _owned_and_closed(info):
         return True
     log.warning("rules cache dir %s not used: not a private directory of this user", path)
     return False
