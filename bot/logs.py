@@ -52,9 +52,14 @@ def bind_log_context(**fields: object) -> Iterator[None]:
 
 def extra_fields(record: logging.LogRecord) -> dict[str, object]:
     """The record's own fields (from `extra=` and the bound context), known ones first."""
-    found = {k: v for k, v in record.__dict__.items() if k not in _RECORD_ATTRIBUTES}
-    ordered = {name: found.pop(name) for name in CONTEXT_FIELDS if name in found}
-    ordered.update(found)
+    return _known_first(
+        {k: v for k, v in record.__dict__.items() if k not in _RECORD_ATTRIBUTES})
+
+
+def _known_first(fields: dict[str, object]) -> dict[str, object]:
+    """`fields` (consumed) with CONTEXT_FIELDS first, in their order, then the rest."""
+    ordered = {name: fields.pop(name) for name in CONTEXT_FIELDS if name in fields}
+    ordered.update(fields)
     return ordered
 
 _PATTERNS = (
@@ -208,9 +213,7 @@ class HotPathLog:
         merged = dict(fields)
         for name, value in (_context.get() or {}).items():
             merged.setdefault(name, value)
-        ordered = {name: merged.pop(name) for name in CONTEXT_FIELDS if name in merged}
-        ordered.update(merged)
-        for name, value in ordered.items():
+        for name, value in _known_first(merged).items():
             if value is not None and name not in line:
                 line[name] = _redact_value(value)
         text = _json_text(line) + handler.terminator

@@ -40,7 +40,6 @@ PRUNE_AFTER_SECONDS = 7 * 86400
 class WorkerSide:
     runner: WorkerThread
     processor: JobProcessor
-    factory: GitHubSessionFactory
     credentials: CredentialCheck | None = None
     # Coroutines to run on the server's loop while it serves (the credential check).
     background: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
@@ -112,7 +111,7 @@ def build_worker_side(
         heartbeat_interval=settings.lease_seconds / 3,
         periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
     )
-    side = WorkerSide(WorkerThread(worker), processor, factory)
+    side = WorkerSide(WorkerThread(worker), processor)
     if settings.has_app_credentials:
         side.credentials = CredentialCheck(settings, factory)
         side.background.append(side.credentials.run)

@@ -136,12 +136,12 @@ class _Intake:
     _large_bodies: asyncio.Semaphore = field(
         default_factory=lambda: asyncio.Semaphore(_LARGE_BODY_SLOTS))
     _keyed_macs: list[hmac.HMAC] = field(default_factory=list)
+    # labels() builds and looks up a key on every call; the children never change.
+    _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._keyed_macs = [hmac.new(secret, digestmod=hashlib.sha256)
                             for secret in self.settings.webhook_secrets()]
-    # labels() builds and looks up a key on every call; the children never change.
-    _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
 
     def _delivery_counter(self, event: str, action: str, outcome: str) -> Counter:
         key = (event, action, outcome)
