@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pickle
 import random
+from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
 from typing import Literal
@@ -137,6 +138,44 @@ def test_structure_notes_skip_only_questions_that_find_nothing(
 ) -> None:
     patch = "@@ -1,9 +1,9 @@\n" + "\n".join(lines)
     for hunk in structure._hunks(filename, patch, 20_000):
+        assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
+
+
+_HUNK_LINES = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["+", "-", " "]), _CODE).map("".join),
+        st.sampled_from([
+            "@@ -1,3 +1,4 @@ def outer(x):", "@@ -5 +5 @@", "@@@ x", "+++ b/x", "--- a/x",
+            "\\ No newline at end of file", "", "+" + " " * 310 + "def far(x):",
+            "+" + "y" * 296 + "def cut(", "+@" + "d" * 320, " " + " " * 297 + "@deco",
+            "-\r", "+x\x0bdef y():", "+ @deco", "+classy = 1", "+undefined()",
+        ]),
+    ),
+    max_size=30,
+)
+
+
+def _pieces(hunks: Iterable[structure._Hunk]) -> list[tuple[object, ...]]:
+    return [(h.file, h.scope, h.removed, h.added, h.size, h.lines) for h in hunks]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_HUNK_LINES, st.sampled_from(["@@ -1 +1 @@\n", "@@ -1 +1 @@ class A:\n", "x\n", ""]),
+       st.sampled_from([0, 1, 3, 8, 20_000]))
+def test_hunks_read_from_their_text_are_the_line_by_line_ones(
+    lines: list[str], head: str, budget: int
+) -> None:
+    patch = head + "\n".join(lines)
+    fast = list(structure._hunks("m.py", patch, budget))
+    # The notes ask for decorator lines before a piece builds its (marker, code) list.
+    decorators = [[(m, d.group(0)) for m, d in h.decorator_lines()] for h in fast]
+    plain = list(structure._hunks_plain("m.py", patch, budget))
+    assert decorators == [
+        [(m, d.group(0)) for m, c in h.lines if (d := structure._DECORATOR.match(c))]
+        for h in plain
+    ]
+    assert _pieces(fast) == _pieces(plain)
+    for hunk in fast:
         assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
 
 

@@ -11,7 +11,7 @@ Line by line, every line capped: patches are untrusted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bot.core.facts import ChangedFile
@@ -32,6 +32,7 @@ _RAISE = re.compile(r"[ \t]*raise[ \t]+([A-Za-z_][\w.]*)")
 _DECORATOR = re.compile(r"[ \t]*@([A-Za-z_][\w.]*)")
 _KWARG = re.compile(r"(?<![=!<>\w])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
 _TODO = re.compile(r"#[ \t]*(TODO|FIXME|XXX)\b(?:\([^)\n]{0,40}\))?[: \t]*(.*)")
+_TODO_WORDS = ("TODO", "FIXME", "XXX")  # one is in every `_TODO` match
 _PARAMETRIZE = re.compile(r"[ \t]*@pytest\.mark\.parametrize\((.*)")
 _WRAP_CALL = re.compile(r"([A-Za-z_][\w.]*\.)?([A-Za-z_]\w*)\(([A-Za-z_]\w*)\)[ \t]*$")
 _ISOLATION = re.compile(r"spawn|fork|isolat|subprocess|new_process", re.IGNORECASE)
@@ -62,8 +63,51 @@ class _Hunk:
     scope: str
     removed: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
-    # (marker, code) in patch order, for order and decorator attribution
-    lines: list[tuple[str, str]] = field(default_factory=list)
+    # (marker, code) in patch order, for order and decorator attribution. A piece read
+    # from its text (`_hunks`: its lines, each after a "\n") builds them only when
+    # a note asks for them.
+    _lines: list[tuple[str, str]] | None = None
+    _text: str = ""
+    _size: int = 0
+    _marked: list[str] | None = None  # the lines, each its marker and code
+
+    @property
+    def lines(self) -> list[tuple[str, str]]:
+        if self._lines is None:
+            if self._marked is not None:
+                self._lines = [(line[0], line[1:]) for line in self._marked]
+            else:
+                self._lines = _diff_lines(self._text)
+        return self._lines
+
+    @property
+    def size(self) -> int:
+        """How many diff lines (context, added, removed) the piece holds."""
+        if self._lines is not None:
+            return len(self._lines)
+        return len(self._marked) if self._marked is not None else self._size
+
+    def decorator_lines(self) -> list[tuple[str, re.Match[str]]]:
+        """(marker, `_DECORATOR` match) of the lines that are decorators, in order."""
+        if self._lines is not None:
+            lines: Iterable[tuple[str, str]] = self._lines
+        elif self._marked is not None:
+            lines = ((line[0], line[1:]) for line in self._marked if "@" in line)
+        else:
+            lines = _MAY_DECORATE.findall(self._text)
+        found = ((marker, _DECORATOR.match(code)) for marker, code in lines)
+        return [(marker, match) for marker, match in found if match is not None]
+
+
+def _diff_lines(text: str) -> list[tuple[str, str]]:
+    """(marker, code) of every context, added and removed line of a piece's text."""
+    out: list[tuple[str, str]] = []
+    for raw in text.split("\n"):
+        line = raw[:_MAX_LINE]
+        marker = line[:1]
+        if marker in _MARKERS and (marker == " " or not line.startswith(("+++", "---"))):
+            out.append((marker, line[1:]))
+    return out
 
 
 def read_structure(
@@ -77,7 +121,7 @@ def read_structure(
         if not changed.patch or not changed.filename.endswith(_PY_SUFFIXES):
             continue
         for hunk in _hunks(changed.filename, changed.patch, budget):
-            budget -= len(hunk.lines) + 1
+            budget -= hunk.size + 1
             for note in _hunk_notes(hunk):
                 key = (note.file, note.symbol, note.kind)
                 if key not in seen:
@@ -104,7 +148,102 @@ def _one_per_symbol(notes: list[StructureNote], limit: int) -> Iterator[Structur
             return
 
 
+# In a hunk's text, each of its lines after a "\n". Spelled from the "\n" on, not with
+# a MULTILINE `^`: a pattern starting with a literal is searched for many times faster.
+# Codes are capped like `_hunks_plain`'s lines; a "+++"/"---" line is not a diff line.
+_CODE = f".{{0,{_MAX_LINE - 1}}}"
+_REMOVED_CODE = re.compile(rf"\n-(?!--)({_CODE})")
+_ADDED_CODE = re.compile(rf"\n\+(?!\+\+)({_CODE})")
+# Every diff line: its marker and code.
+_MARKED_LINE = re.compile(rf"\n((?!\+\+\+|---)[ +-]{_CODE})")
+# Every line that may be a decorator: (marker, code).
+_MAY_DECORATE = re.compile(rf"\n([ +-])((?=[ \t]*@){_CODE})")
+
+
 def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
+    """`_hunks_plain`, reading whole hunks with a few scans of their text.
+
+    A 3,000-file PR has up to `_MAX_PATCH_LINES` lines to read, and a Python loop over
+    them was most of the structure notes' time. A hunk without a def line is one piece:
+    its added and removed lines are one `findall` each, and its (marker, code) list is
+    built only when a note asks for it. A hunk of added lines only (a new file) is cut
+    at its def lines by index. Other hunks holding a def line, and a patch longer than
+    the budget (cut mid-way), are read line by line.
+    tests/test_engine_equivalence.py checks the pieces against `_hunks_plain`."""
+    if budget <= 0 or patch.count("\n") >= budget:
+        yield from _hunks_plain(filename, patch, budget)
+        return
+    defines = "def" in patch or "class" in patch
+    # Every hunk starts at a line beginning "@@"; what precedes the first is not read.
+    for piece in ("\n" + patch).split("\n@@")[1:]:
+        cut = piece.find("\n")
+        header, text = (piece, "") if cut < 0 else (piece[:cut], piece[cut:])
+        scope = _hunk_scope(("@@" + header)[:_MAX_LINE])
+        if not (defines and ("def" in text or "class" in text)):
+            removed = _REMOVED_CODE.findall(text)
+            added = _ADDED_CODE.findall(text)
+            size = text.count("\n ") + len(removed) + len(added)
+            yield _Hunk(filename, scope, removed, added, _text=text, _size=size)
+            continue
+        marked = _MARKED_LINE.findall(text)
+        if len(marked) == text.count("\n"):
+            yield from _marked_pieces(filename, scope, text, marked)
+        else:  # a line that is not a diff line (or a "+++"/"---" one): read line by line
+            yield from _hunks_plain(filename, "@@" + piece, budget)
+
+
+def _marked_pieces(filename: str, scope: str, text: str, marked: list[str]) -> Iterator[_Hunk]:
+    """The pieces of a hunk whose every line is a diff line: `marked`, its lines (marker
+    and code) from `text`."""
+    start = 0
+    for at in _lines_holding(text, ("def", "class")):
+        line = marked[at]
+        definition = _DEF.match(line, 1) if "def" in line or "class" in line else None
+        if definition is None:
+            continue
+        # Decorators just above the def line belong to it (`_trailing_decorators`).
+        end = at
+        while end > start and "@" in marked[end - 1] and _DECORATOR.match(marked[end - 1], 1):
+            end -= 1
+        yield _marked_piece(filename, scope, marked[start:end])
+        scope, start = definition.group(1), end
+    yield _marked_piece(filename, scope, marked[start:])
+
+
+def _marked_piece(filename: str, scope: str, marked: list[str]) -> _Hunk:
+    return _Hunk(
+        filename, scope,
+        [line[1:] for line in marked if line[0] == "-"],
+        [line[1:] for line in marked if line[0] == "+"],
+        _marked=marked,
+    )
+
+
+def _lines_holding(text: str, words: tuple[str, ...]) -> list[int]:
+    """Which lines of `text` (each after a "\n", counted from 0) hold one of `words`."""
+    places: list[int] = []
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            places.append(at)
+            at = text.find(word, at + 1)
+    lines: list[int] = []
+    line, counted = -1, 0
+    for at in sorted(places):
+        line += text.count("\n", counted, at)
+        counted = at
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _hunk_scope(header: str) -> str:
+    match = _HUNK.match(header)
+    definition = _DEF.match(match.group(1)) if match else None
+    return definition.group(1) if definition else ""
+
+
+def _hunks_plain(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
     """Hunks split further at each def line, so every piece belongs to one function."""
     current: _Hunk | None = None
     # No line can start a def without the word: most patches skip the regex.
@@ -116,9 +255,7 @@ def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
         if marker == "@" and line.startswith("@@"):
             if current is not None:
                 yield current
-            match = _HUNK.match(line)
-            header = _DEF.match(match.group(1)) if match else None
-            current = _Hunk(filename, header.group(1) if header else "")
+            current = _Hunk(filename, _hunk_scope(line), _lines=[])
             continue
         if current is None or marker not in _MARKERS:
             continue
@@ -130,7 +267,7 @@ def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
             # Decorators just above the def belong to it, not to the previous scope.
             carried = _trailing_decorators(current)
             yield current
-            current = _Hunk(filename, definition.group(1), lines=carried)
+            current = _Hunk(filename, definition.group(1), _lines=carried)
             current.removed.extend(c for m, c in carried if m == "-")
             current.added.extend(c for m, c in carried if m == "+")
         current.lines.append((marker, code))
@@ -180,9 +317,10 @@ def _hunk_notes(hunk: _Hunk) -> Iterator[StructureNote]:
         and ("if" in new_text or "while" in new_text),
         raises="raise" in old_text or "raise" in new_text,
         asserts="assert" in old_text or "assert" in new_text,
-        decorators=any("@" in code for marker, code in hunk.lines if marker != " "),
+        # The changed lines among `hunk.lines` are `hunk.removed` and `hunk.added`.
+        decorators="@" in old_text or "@" in new_text,
         kwargs=bool(added) and "=" in old_text,
-        todo="#" in new_text,
+        todo="#" in new_text and any(word in new_text for word in _TODO_WORDS),
         wrapped="(" in new_text,
     )
 
@@ -295,10 +433,8 @@ def _decorator_notes(hunk: _Hunk, moved: set[str]) -> Iterator[StructureNote]:
     matrix: list[int] = []
     old_matrix: list[int] = []
     parametrize_changed = False
-    for marker, code in hunk.lines:
-        decorator = _DECORATOR.match(code)
-        if decorator is None:
-            continue
+    for marker, decorator in hunk.decorator_lines():
+        code = decorator.string
         name = decorator.group(1)
         parametrize = _PARAMETRIZE.match(code)
         if parametrize:
