@@ -92,35 +92,50 @@ class NeedleSet:
 
     Bytes are matched as Latin-1, each literal spelled as `\\xHH` escapes of its UTF-8
     (surrogates passed through), so presence in the bytes is exactly presence in the
-    str: UTF-8 is self-synchronising."""
+    str: UTF-8 is self-synchronising. The `folded` literals (lower-cased, looked for in
+    lower-cased ASCII text) are matched ignoring case in the same pass: a folded literal
+    found in the lower-cased text of an ASCII file is found this way in its text, and
+    one found only where it is not (a non-ASCII file, a Latin-1 letter folded) merely
+    costs the `find`s that then find nothing."""
 
-    def __init__(self, needles: Iterable[str]) -> None:
+    def __init__(self, needles: Iterable[str], folded: Iterable[str] = ()) -> None:
         self.needles: tuple[str, ...] = tuple(sorted(set(needles)))
+        self.folded: tuple[str, ...] = tuple(sorted(set(folded)))
         options = re2.Options()
         options.encoding = re2.Options.Encoding.LATIN1
         options.log_errors = False
         options.max_mem = _NEEDLE_SET_MEM
         self._set: Any = None
-        if self.needles:
+        if self.needles or self.folded:
             regex_set = re2.Set.SearchSet(options)
             for needle in self.needles:
-                regex_set.Add("".join(f"\\x{byte:02x}" for byte in _raw(needle)))
+                regex_set.Add(_escaped(needle))
+            for needle in self.folded:
+                regex_set.Add("(?i)" + _escaped(needle))
             regex_set.Compile()
             self._set = regex_set
 
-    def __reduce__(self) -> tuple[Any, tuple[tuple[str, ...]]]:
-        return NeedleSet, (self.needles,)  # an RE2 set does not pickle: rebuild it
+    def __reduce__(self) -> tuple[Any, tuple[tuple[str, ...], tuple[str, ...]]]:
+        return NeedleSet, (self.needles, self.folded)  # an RE2 set does not pickle: rebuild it
 
-    def present(self, text: str) -> frozenset[str] | None:
-        """The needles occurring in `text`; None when the set cannot tell (RE2 ran out of
-        memory), and then every needle must be looked for."""
+    def present(self, text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+        """(the needles, the folded needles) occurring in `text`; None when the set cannot
+        tell (RE2 ran out of memory), and then every needle must be looked for."""
         if self._set is None:
-            return frozenset()
+            return frozenset(), frozenset()
         try:
-            found = self._set.Match(_raw(text))
+            found = self._set.Match(_raw(text)) or ()
         except re2.error:
             return None
-        return frozenset(self.needles[i] for i in found or ())
+        exact = len(self.needles)
+        return (
+            frozenset(self.needles[i] for i in found if i < exact),
+            frozenset(self.folded[i - exact] for i in found if i >= exact),
+        )
+
+
+def _escaped(needle: str) -> str:
+    return "".join(f"\\x{byte:02x}" for byte in _raw(needle))
 
 
 def _raw(text: str) -> bytes:
@@ -131,18 +146,23 @@ class _Haystack:
     """Some of the texts joined into one, to find which of them contain a string."""
 
     def __init__(
-        self, texts: Sequence[str], owners: Sequence[int], needles: NeedleSet | None = None
+        self,
+        texts: Sequence[str],
+        owners: Sequence[int],
+        present: AbstractSet[str] | None,
+        joined: str | None = None,
     ) -> None:
         self.owners = owners  # index of each joined text among all files
-        self.starts: list[int] = []
-        offset = 0
-        for text in texts:
-            self.starts.append(offset)
-            offset += len(text) + 1
         self.texts = texts
-        self.joined = "\n".join(texts)
+        self._joined = joined
         self._seen: dict[str, dict[int, int]] = {}  # patterns share many literals
-        self._present = needles.present(self.joined) if needles is not None else None
+        self._present = present  # the needles that occur at all; None: unknown
+
+    @property
+    def joined(self) -> str:
+        if self._joined is None:
+            self._joined = "\n".join(self.texts)
+        return self._joined
 
     def first_places(self, needle: str) -> dict[int, int]:
         """File index -> where `needle` first occurs in that file's text.
@@ -166,7 +186,12 @@ class _Haystack:
                     places[owners[slot]] = at
             self._seen[needle] = places
             return places
-        joined, starts, owners, last = self.joined, self.starts, self.owners, len(self.starts) - 1
+        starts: list[int] = []
+        offset = 0
+        for text in self.texts:
+            starts.append(offset)
+            offset += len(text) + 1
+        joined, owners, last = self.joined, self.owners, len(starts) - 1
         at = joined.find(needle)
         while at != -1:
             slot = bisect_right(starts, at) - 1
@@ -186,27 +211,41 @@ class AddedTexts:
         files: Sequence[tuple[str, str]],
         *,
         fold_case: bool,
-        exact_needles: NeedleSet | None = None,
-        folded_needles: NeedleSet | None = None,
+        needles: NeedleSet | None = None,
     ) -> None:
         self.files = [(name, text) for name, text in files if text]
         everything = range(len(self.files))
         self._everything = [(i, 0) for i in everything]
-        self._exact = _Haystack([text for _, text in self.files], everything, exact_needles)
-        # Case-folded look-ups are only sound on ASCII text (see literals.py), where
-        # lower() keeps every offset; files with other characters always get the regex.
-        ascii_ids = [i for i in everything if self.files[i][1].isascii()] if fold_case else []
-        self._unfoldable = sorted(set(everything) - set(ascii_ids)) if fold_case else []
-        self._folded = _Haystack(
-            [self.files[i][1].lower() for i in ascii_ids], ascii_ids, folded_needles
-        )
+        texts = [text for _, text in self.files]
+        joined = "\n".join(texts)
+        present = needles.present(joined) if needles is not None else None
+        exact, folded = (None, None) if present is None else present
+        self._folded_present: frozenset[str] | None = folded
+        self._exact = _Haystack(texts, everything, exact, joined)
+        self._fold_case = fold_case
+        self._folded: _Haystack | None = None
+        self._unfoldable: list[int] = []
+
+    def folded(self) -> _Haystack:
+        """The lower-cased texts, built when a case-folded literal is first looked for."""
+        if self._folded is None:
+            # Case-folded look-ups are only sound on ASCII text (see literals.py), where
+            # lower() keeps every offset; files with other characters always get the regex.
+            everything = range(len(self.files))
+            ascii_ids = [i for i in everything if self.files[i][1].isascii()]
+            self._unfoldable = sorted(set(everything) - set(ascii_ids))
+            if self._folded_present is not None and not self._folded_present:
+                ascii_ids = []  # no folded literal occurs: none is ever looked for
+            lowered = [self.files[i][1].lower() for i in ascii_ids]
+            self._folded = _Haystack(lowered, ascii_ids, self._folded_present)
+        return self._folded
 
     def candidates(self, literals: RequiredLiterals | None) -> list[tuple[int, int]]:
         """(file index, where to start searching), in file order, for every file that may
         match a pattern needing `literals`: no match starts before that place."""
         if literals is None:
             return self._everything
-        haystack = self._folded if literals.ignore_case else self._exact
+        haystack = self.folded() if literals.ignore_case else self._exact
         first = dict(haystack.first_places(literals.options[0]))
         for option in literals.options[1:]:
             for index, at in haystack.first_places(option).items():
@@ -239,20 +278,18 @@ class AddedScanner:
             required_literals(pattern, re.MULTILINE) for pattern in self.patterns
         )
         self._fold_case = any(lit is not None and lit.ignore_case for lit in self.literals)
-        self._exact_needles = NeedleSet(
-            o for lit in self.literals if lit is not None and not lit.ignore_case
-            for o in lit.options
-        )
-        self._folded_needles = NeedleSet(
-            o for lit in self.literals if lit is not None and lit.ignore_case for o in lit.options
+        self._needles = NeedleSet(
+            (o for lit in self.literals if lit is not None and not lit.ignore_case
+             for o in lit.options),
+            (o for lit in self.literals if lit is not None and lit.ignore_case
+             for o in lit.options),
         )
 
     def _prepare(self, patches: Sequence[tuple[str, str]]) -> _Prepared:
         texts = AddedTexts(
             [(name, _added_text(patch)) for name, patch in patches],
             fold_case=self._fold_case,
-            exact_needles=self._exact_needles,
-            folded_needles=self._folded_needles,
+            needles=self._needles,
         )
         return _Prepared(texts)
 
