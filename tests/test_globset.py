@@ -54,6 +54,38 @@ def test_bundled_risk_globs_answer_like_gitignorespec() -> None:
     assert any(GlobSet(settings_.test_paths).match_file(p) for p in paths)  # not vacuous
 
 
+_RISK_SETTINGS = RiskSettings()
+_RISK_LISTS = [
+    _RISK_SETTINGS.test_paths, _RISK_SETTINGS.source_paths, _RISK_SETTINGS.docs_ci_paths,
+    _RISK_SETTINGS.numerics_paths, _RISK_SETTINGS.forward_paths,
+    _RISK_SETTINGS.model_registry_paths, _RISK_SETTINGS.model_file_paths,
+    *(p.paths for p in _RISK_SETTINGS.hardware.values()),
+]
+# Pieces of the bundled globs' literals and near misses, so paths pass and fail the
+# literal test in front of the regex.
+_RISK_PARTS = st.sampled_from([
+    "vllm/", "csrc/", "tests/", "docs/", "rocm/", "cpu", "xpu", "tpu", "aiter", "rocm",
+    "model_executor/", "layers/", "models/", "v1/", "worker/", "attention/", "backends/",
+    "platforms/", "test_", ".py", ".md", "LICENSE", "x", "/", "./", ".buildkite/", "é",
+])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(range(len(_RISK_LISTS))),
+       st.lists(st.lists(_RISK_PARTS, min_size=1, max_size=7).map("".join), max_size=10))
+def test_the_literal_test_skips_only_paths_no_glob_matches(which: int, paths: list[str]) -> None:
+    globs = list(_RISK_LISTS[which])
+    fast, spec = GlobSet(globs), _spec(globs)
+    loaded = pickle.loads(pickle.dumps(fast))  # noqa: S301  # our own bytes
+    want = [spec.match_file(p) for p in paths]
+    assert [fast.match_file(p) for p in paths] == want
+    assert [loaded.match_file(p) for p in paths] == want
+
+
+def test_the_bundled_risk_globs_all_have_a_literal_test() -> None:
+    assert all(GlobSet(globs)._prefixes is not None for globs in _RISK_LISTS)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(_GLOBS), max_size=6), st.lists(_path_like, max_size=8))
 def test_a_pickled_globset_answers_alike(globs: list[str], paths: list[str]) -> None:

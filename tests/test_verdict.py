@@ -6,7 +6,7 @@ import pytest
 
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import AreaMatch, Criticality, Risk, Severity, Verdict
-from bot.core.verdict import judge_verdict
+from bot.core.verdict import judge_verdict, rank_areas
 
 
 def area(
@@ -115,6 +115,10 @@ def test_the_lead_area_holds_most_changed_code_lines() -> None:
     call = judge_verdict(facts, (tests_heavy, multimodal, frontend), (), "en")
     assert call.reason.startswith("Medium-criticality frontend (+2 more) change")
     assert call.verdict == "read"
+    # Areas already in reading order (as build_digest passes them) are not ranked again.
+    ranked = rank_areas(facts, (tests_heavy, multimodal, frontend))
+    assert ranked[0] is frontend
+    assert judge_verdict(facts, ranked, (), "en", ranked=True) == call
 
 
 def test_reason_names_criticality_area_size_and_risks() -> None:

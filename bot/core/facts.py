@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
+
 from pydantic import BaseModel, ConfigDict, Field
 
 # GitHub's PR-files endpoint returns at most this many files (REST docs, "List pull
@@ -24,6 +27,11 @@ class ChangedFile(BaseModel):
     @property
     def changes(self) -> int:
         return self.additions + self.deletions
+
+
+# The digest asks for the totals a dozen times: summed without a Python step per file.
+_ADDITIONS: Callable[[ChangedFile], int] = attrgetter("additions")
+_DELETIONS: Callable[[ChangedFile], int] = attrgetter("deletions")
 
 
 class PullRequestFacts(BaseModel):
@@ -54,11 +62,11 @@ class PullRequestFacts(BaseModel):
 
     @property
     def total_additions(self) -> int:
-        return max(self.additions, sum(f.additions for f in self.files))
+        return max(self.additions, sum(map(_ADDITIONS, self.files)))
 
     @property
     def total_deletions(self) -> int:
-        return max(self.deletions, sum(f.deletions for f in self.files))
+        return max(self.deletions, sum(map(_DELETIONS, self.files)))
 
     @property
     def files_truncated(self) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from bot.core.body import PullRequestBody
@@ -158,33 +158,45 @@ class _Context:
     areas: Sequence[AreaMatch]
     rules: CompiledRiskSettings
     lang: Lang
-    # Several checks ask whether each of a 3,000-file PR's files is a test or docs/CI:
-    # each path's answer is asked of its glob list once.
-    _tests: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
-    _docs_ci: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def files(self) -> tuple[ChangedFile, ...]:
         return self.facts.files
 
-    def is_test(self, path: str) -> bool:
-        known = self._tests.get(path)
-        if known is None:
-            known = self._tests[path] = self.rules.tests.match_file(path)
-        return known
+    # Several checks ask a glob list about each of a 3,000-file PR's files: each list is
+    # asked about all of them at once (GlobSet.select), and a path is looked up.
+    @cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset(f.filename for f in self.files)
 
-    def is_docs_ci(self, path: str) -> bool:
-        known = self._docs_ci.get(path)
-        if known is None:
-            known = self._docs_ci[path] = self.rules.docs_ci.match_file(path)
-        return known
+    def selected(self, globs: GlobSet) -> frozenset[str]:
+        return frozenset(globs.select(self.names))
 
     @cached_property
-    def tests_changed(self) -> bool:
-        return any(self.is_test(f.filename) for f in self.files)
+    def test_files(self) -> frozenset[str]:
+        return self.selected(self.rules.tests)
 
-    def is_numerics_code(self, path: str) -> bool:
-        return self.rules.numerics.match_file(path) or self.rules.forward.match_file(path)
+    @cached_property
+    def docs_ci_files(self) -> frozenset[str]:
+        return self.selected(self.rules.docs_ci)
+
+    @cached_property
+    def numerics_code_files(self) -> frozenset[str]:
+        return self.selected(self.rules.numerics) | self.selected(self.rules.forward)
+
+    def is_test(self, path: str) -> bool:
+        if path in self.names:
+            return path in self.test_files
+        return self.rules.tests.match_file(path)
+
+    def is_docs_ci(self, path: str) -> bool:
+        if path in self.names:
+            return path in self.docs_ci_files
+        return self.rules.docs_ci.match_file(path)
+
+    @property
+    def tests_changed(self) -> bool:
+        return bool(self.test_files)
 
     def has_compute(self, changed: ChangedFile) -> bool | None:
         """Whether the patch adds a line that is not plumbing; None when it is unknown."""
@@ -209,7 +221,7 @@ class _Context:
 
     @cached_property
     def docs_ci_only(self) -> bool:
-        return bool(self.files) and all(self.is_docs_ci(f.filename) for f in self.files)
+        return bool(self.files) and self.docs_ci_files >= self.names
 
 
 # Evidence that ties an area to the change itself; a title word or a body mention
@@ -271,11 +283,12 @@ def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
     """
     claimed = {f for a in ctx.areas if a.numerics for f in a.files}
     best, files = _NONE, list[str]()
+    tests, docs_ci, numerics_code = ctx.test_files, ctx.docs_ci_files, ctx.numerics_code_files
     for changed in ctx.files:
         name = changed.filename
-        if changed.status == "removed" or ctx.is_test(name) or ctx.is_docs_ci(name):
+        if changed.status == "removed" or name in tests or name in docs_ci:
             continue
-        code = ctx.is_numerics_code(name)
+        code = name in numerics_code
         if not code and name not in claimed:
             continue
         compute = ctx.has_compute(changed)
@@ -357,12 +370,11 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
 def _missing_tests(ctx: _Context) -> Risk | None:
     if ctx.tests_changed:
         return None
+    source_files, docs_ci = ctx.selected(ctx.rules.sources), ctx.docs_ci_files
     sources = [
         f.filename
         for f in ctx.files
-        if f.status != "removed"
-        and ctx.rules.sources.match_file(f.filename)
-        and not ctx.is_docs_ci(f.filename)
+        if f.status != "removed" and f.filename in source_files and f.filename not in docs_ci
     ]
     if not sources:
         return None
@@ -417,17 +429,17 @@ def _new_model_checklist(ctx: _Context) -> Risk | None:
     rules = ctx.rules
     present = {f.filename for f in ctx.files if f.status != "removed"}
     # A registry change adds an entry unless its patch shows otherwise (a rename, a fix).
+    registry_files = ctx.selected(rules.model_registry)
     registry = [
         f.filename
         for f in ctx.files
         if f.filename in present
-        and rules.model_registry.match_file(f.filename)
+        and f.filename in registry_files
         and (f.patch is None or _REGISTRY_ENTRY.search(f.patch))
     ]
+    model_files = ctx.selected(rules.model_files)
     added_models = [
-        f.filename
-        for f in ctx.files
-        if f.status == "added" and rules.model_files.match_file(f.filename)
+        f.filename for f in ctx.files if f.status == "added" and f.filename in model_files
     ]
     if not (registry or added_models):
         return None
@@ -455,12 +467,13 @@ def _hardware_unverified(ctx: _Context) -> Risk | None:
     evidence: list[str] = []
     any_files = False
     for platform in ctx.rules.hardware:
+        platform_files = ctx.selected(platform.paths)
         files = [
             f.filename
             for f in ctx.files
             if f.status != "removed"
-            and platform.paths.match_file(f.filename)
-            and not ctx.is_test(f.filename)
+            and f.filename in platform_files
+            and f.filename not in ctx.test_files
         ]
         titled = platform.title is not None and platform.title.search(ctx.facts.title) is not None
         if not files and not titled:

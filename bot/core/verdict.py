@@ -88,14 +88,18 @@ def judge_verdict(
     lang: Lang,
     *,
     admitted: bool = False,
+    ranked: bool = False,
 ) -> VerdictCall:
-    """Code lines x lead area x open high risks x admissions -> verdict and reading time."""
-    ranked = rank_areas(facts, areas)
-    loud = [a for a in ranked if not a.quiet]
+    """Code lines x lead area x open high risks x admissions -> verdict and reading time.
+
+    `ranked`: `areas` are already in `rank_areas` order (ranking them again, a sort
+    by the same key, keeps that order)."""
+    ranked_areas = tuple(areas) if ranked else rank_areas(facts, areas)
+    loud = [a for a in ranked_areas if not a.quiet]
     lead = loud[0] if loud else None
     high_risk = any(r.severity == "high" for r in risks)
     lines = facts.total_additions + facts.total_deletions
-    code, _ = _code_lines(facts)
+    code, tests = _code_lines(facts)
     known = lines > 0  # unknown sizes (offline runs, partial data) say less, not more
     small = known and lines <= SMALL_LINES
     rank = CRITICALITY_RANK[lead.criticality] if lead else 0
@@ -120,13 +124,14 @@ def judge_verdict(
         verdict = "read"
     return VerdictCall(
         verdict=verdict,
-        reading_minutes=_reading_minutes(facts, lead, high_risk),
+        reading_minutes=_reading_minutes(facts, code, tests, lead, high_risk),
         reason=_reason(facts, areas, loud, lead, risks, lang),
     )
 
 
-def _reading_minutes(facts: PullRequestFacts, lead: AreaMatch | None, high_risk: bool) -> int:
-    code, tests = _code_lines(facts)
+def _reading_minutes(
+    facts: PullRequestFacts, code: int, tests: int, lead: AreaMatch | None, high_risk: bool
+) -> int:
     files = facts.total_changed_files
     # Square roots: review time grows with size, but a 2,000-line diff is read
     # selectively, not ten times slower than a 200-line one.
