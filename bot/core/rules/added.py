@@ -64,8 +64,10 @@ def added_lines(patch: str) -> Iterator[str]:
 # Looked for one by one with `in` (a memchr-speed scan): a regex class is ~5x slower.
 _ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 _OTHER_BREAKS = _ASCII_BREAKS + "\x85\u2028\u2029"
-# Every "\n"-separated line that starts with "+", without it (`.` stops only at "\n").
-_ADDED_LINE = re.compile(r"^\+(.*)", re.MULTILINE)
+# Every "\n"-separated line that starts with "+", without it (`.` stops only at "\n"), in
+# a text where each line follows a "\n": spelled from the "\n", not with a MULTILINE
+# `^`, a pattern starting with a literal is searched for several times faster.
+_ADDED_LINE = re.compile(r"\n\+(.*)")
 
 
 def _has_other_breaks(patch: str) -> bool:
@@ -80,10 +82,14 @@ def _added_text(patch: str) -> str:
     if _has_other_breaks(patch):
         return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
     _, _, body = patch.partition("\n")
-    if body.startswith("+") and body.count("\n") == body.count("\n+"):
+    last = body.rfind("\n") + 1
+    if body[:1] == "+" and body[last : last + 1] == "+":
         # A new file's single hunk: every line is added (a common shape of big PRs).
-        return body[1:].replace("\n+", "\n")
-    return "\n".join(_ADDED_LINE.findall(patch))
+        text = body[1:].replace("\n+", "\n")
+        # Each "\n+" replaced took one character: all were replaced when every "\n" was.
+        if len(body) - 1 - len(text) == body.count("\n"):
+            return text
+    return "\n".join(_ADDED_LINE.findall("\n" + patch))
 
 
 class NeedleSet:
