@@ -8,18 +8,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
 
-from bot.core.globset import GlobSet
+from bot.core.globset import GlobSet, PathGroups
 from bot.core.risk_settings import RiskSettings
 
 _PARTS = ["vllm", "tests", "docs", "csrc", "x", "a.py", "b.md", "k.cu", "CMakeLists.txt", ""]
 _GLOBS = [
     "tests/", "tests/**", "**/test_*.py", "*.md", "docs/", "/csrc/**", "vllm/*/x",
     "a.py", "**/k.cu", "x/", "!a.py", "!docs/", "vllm/**/*.cu", "*", "?.py", "[ab].*",
+    # anchored: a path (a file or a directory), a prefix running into the name
+    "vllm/a.py", "docs/b.md", "vllm/x", "tests/x*", "vllm/k*.cu",
 ]
 _paths = st.lists(st.sampled_from(_PARTS), min_size=1, max_size=5).map("/".join)
 _path_like = st.one_of(
     _paths, _paths.map(lambda p: "/" + p), _paths.map(lambda p: "./" + p),
-    st.text(max_size=30),
+    _paths.map(lambda p: p + "\n"), st.text(max_size=30),
 )
 
 
@@ -80,6 +82,22 @@ def test_the_literal_test_skips_only_paths_no_glob_matches(which: int, paths: li
     want = [spec.match_file(p) for p in paths]
     assert [fast.match_file(p) for p in paths] == want
     assert [loaded.match_file(p) for p in paths] == want
+    chosen = {p for p, yes in zip(paths, want, strict=True) if yes}
+    assert fast.select(paths) == chosen
+    assert loaded.select(PathGroups(paths)) == chosen
+    plain = [p for p in paths if not p.startswith(("/", "./"))]
+    assert fast.select(plain) == {p for p in plain if p in chosen}
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_GLOBS), max_size=6), st.lists(_path_like, max_size=8))
+def test_select_is_the_paths_match_file_says_yes_to(globs: list[str], paths: list[str]) -> None:
+    fast, spec = GlobSet(globs), _spec(globs)
+    assert fast.select(paths) == {p for p in paths if spec.match_file(p)}
+    # Without a path to normalise ("/x", "./x"), the directory-wise answer is taken.
+    plain = [p for p in paths if not p.startswith(("/", "./"))]
+    assert PathGroups(plain).plain
+    assert fast.select(plain) == {p for p in plain if spec.match_file(p)}
 
 
 def test_the_bundled_risk_globs_all_have_a_literal_test() -> None:
@@ -99,3 +117,17 @@ def test_a_negation_keeps_pathspecs_own_walk() -> None:
     fast = GlobSet(["docs/**", "!docs/keep.md"])
     assert fast.match_file("docs/a.md")
     assert not fast.match_file("docs/keep.md")
+
+
+def test_the_directory_wise_answer_at_its_edges() -> None:
+    # A file glob also matches its name with a final newline (`$`) and as a directory;
+    # a prefix may run from the directory into the name.
+    globs = ["vllm/a.py", "tests/x*", "docs/**", "**/test_*.py"]
+    paths = ["vllm/a.py\n", "vllm/a.py", "vllm/a.py/b", "vllm/a.pyc", "tests/xy.py",
+             "tests/y.py", "tests/sub/x.py", "docs/z", "docsy/z", "a/test_b.py", "x"]
+    fast, spec = GlobSet(globs), _spec(globs)
+    want = {p for p in paths if spec.match_file(p)}
+    assert want == {"vllm/a.py\n", "vllm/a.py", "vllm/a.py/b", "tests/xy.py", "docs/z",
+                    "a/test_b.py"}
+    assert fast.select(paths) == want
+    assert {p for p in paths if fast.match_file(p)} == want

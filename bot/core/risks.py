@@ -15,7 +15,7 @@ from functools import cached_property
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import AreaMatch, Lang, Risk, Severity
-from bot.core.globset import GlobSet
+from bot.core.globset import GlobSet, PathGroups
 from bot.core.i18n import t
 from bot.core.patterns import LinePattern, PatternError
 from bot.core.risk_settings import RiskSettings
@@ -169,8 +169,12 @@ class _Context:
     def names(self) -> frozenset[str]:
         return frozenset(f.filename for f in self.files)
 
+    @cached_property
+    def groups(self) -> PathGroups:
+        return PathGroups(f.filename for f in self.files)
+
     def selected(self, globs: GlobSet) -> frozenset[str]:
-        return frozenset(globs.select(self.names))
+        return frozenset(globs.select(self.groups))
 
     @cached_property
     def test_files(self) -> frozenset[str]:
