@@ -109,12 +109,15 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # loop.time() by which the headers, or the body, must have arrived; None: not due.
+        # loop.time() by which the headers, or the body, must have arrived, or by which
+        # an idle keep-alive connection is closed; None: not due.
         self._header_due: float | None = None
         self._body_due: float | None = None
+        self._idle_due: float | None = None
         sweeper = self._sweepers.get(self.loop)
         if sweeper is None:
-            interval = min(1.0, self.header_timeout_seconds / 4, self.body_timeout_seconds / 4)
+            interval = max(0.05, min(1.0, self.header_timeout_seconds / 4,
+                                     self.body_timeout_seconds / 4, self.timeout_keep_alive / 4))
             sweeper = self._sweepers[self.loop] = _Sweeper(self.loop, interval)
         self._sweeper = sweeper
 
@@ -215,7 +218,29 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         super().on_message_complete()
 
+    def on_response_complete(self) -> None:
+        # uvicorn's, with the keep-alive deadline on the sweeper instead of a
+        # `call_later` armed after every response and cancelled by the next request.
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._idle_due = self.loop.time() + self.timeout_keep_alive
+
+    def _unset_keepalive_if_required(self) -> None:
+        # uvicorn calls this when data arrives and when the connection is lost.
+        self._idle_due = None
+        super()._unset_keepalive_if_required()
+
     def check_deadlines(self, now: float) -> None:
+        if self._idle_due is not None and now >= self._idle_due:
+            self._idle_due = None
+            self.timeout_keep_alive_handler()
         if self._header_due is not None and now >= self._header_due:
             self._header_due = None
             self._headers_too_slow()
