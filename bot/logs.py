@@ -15,9 +15,8 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -39,15 +38,29 @@ _context: ContextVar[dict[str, object] | None] = ContextVar("pr_digest_log_conte
                                                             default=None)
 
 
-@contextmanager
-def bind_log_context(**fields: object) -> Iterator[None]:
+class _BoundLogContext:
+    # A class, not @contextmanager: the webhook ack binds a delivery id several times
+    # per delivery, and a generator-based manager costs several times this.
+    __slots__ = ("_fields", "_token")
+
+    def __init__(self, fields: dict[str, object]) -> None:
+        self._fields = fields
+        self._token: Token[dict[str, object] | None] | None = None
+
+    def __enter__(self) -> None:
+        current = _context.get() or {}
+        self._token = _context.set(
+            {**current, **{k: v for k, v in self._fields.items() if v is not None}})
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _context.reset(self._token)
+            self._token = None
+
+
+def bind_log_context(**fields: object) -> AbstractContextManager[None]:
     """Add these fields to every line logged inside the block (this task and its calls)."""
-    current = _context.get() or {}
-    token = _context.set({**current, **{k: v for k, v in fields.items() if v is not None}})
-    try:
-        yield
-    finally:
-        _context.reset(token)
+    return _BoundLogContext(fields)
 
 
 def extra_fields(record: logging.LogRecord) -> dict[str, object]:

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import uvicorn
-from starlette.applications import Starlette
 
 from bot.deferred_worker import DeferredWorker
-from bot.intake.app import create_app
+from bot.intake.app import IntakeApp, create_app
 from bot.intake.http_protocol import guarded_protocol
 from bot.logs import configure_logging, default_log_format, register_secret
 from bot.metrics import Metrics
@@ -41,7 +40,7 @@ DEFAULT_BOT_LOGIN = "pr-digest[bot]"
 
 @dataclass
 class Service:
-    app: Starlette
+    app: IntakeApp
     store: SqliteJobStore
     ledger: Ledger
     digests: DigestStore
@@ -131,7 +130,8 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
             timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
             http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
                                   body_timeout_seconds=settings.body_timeout_seconds,
-                                  max_connections=settings.max_connections),
+                                  max_connections=settings.max_connections,
+                                  ack_route=service.app.ack_route),
         )
     finally:
         service.close()

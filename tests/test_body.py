@@ -304,34 +304,49 @@ def test_hardware_throughput_line_is_evidence() -> None:
     assert body.eval_evidence == ("On MI300X we measured 2450 tok/s (was 2100 tok/s).",)
 
 
+# name: (prefix, unit, count): the body is prefix + unit * count, about a megabyte.
 ADVERSARIAL = {
-    "one huge heading line": "#" * 1_000_000,
-    "comment openers": "<!--" * 250_000,
-    "fence lines": "```\n" * 250_000,
-    "digit run": "1" * 1_000_000,
-    "dotted digits": "1." * 500_000,
-    "eval words": ("gsm8k " * 300 + "\n") * 550,
-    "bold markers": "**" * 500_000,
-    "needs a": "needs a " * 125_000,
-    "test sections": ("## Test Plan\n" + "not " * 100 + "\n") * 2400,
-    "pipes": "|" * 1_000_000,
-    "details": "<details>" * 110_000,
-    "numbers": "1234 tok/s 5% 2x H100 0.91 gsm8k\n" * 30_000,
-    "short lines": "a\n" * 500_000,
-    "headings": "## Test Plan\n" * 80_000,
-    "digit lines in many sections": ("## Other\n" + "1\n" * 100) * 4800,
-    "repeated sections": "## Test Plan\n" + ("x" * 60 + "\n## Test Plan\n") * 13_500,
+    "one huge heading line": ("", "#", 1_000_000),
+    "comment openers": ("", "<!--", 250_000),
+    "fence lines": ("", "```\n", 250_000),
+    "digit run": ("", "1", 1_000_000),
+    "dotted digits": ("", "1.", 500_000),
+    "eval words": ("", "gsm8k " * 300 + "\n", 550),
+    "bold markers": ("", "**", 500_000),
+    "needs a": ("", "needs a ", 125_000),
+    "test sections": ("", "## Test Plan\n" + "not " * 100 + "\n", 2400),
+    "pipes": ("", "|", 1_000_000),
+    "details": ("", "<details>", 110_000),
+    "numbers": ("", "1234 tok/s 5% 2x H100 0.91 gsm8k\n", 30_000),
+    "short lines": ("", "a\n", 500_000),
+    "headings": ("", "## Test Plan\n", 80_000),
+    "digit lines in many sections": ("", "## Other\n" + "1\n" * 100, 4800),
+    "repeated sections": ("## Test Plan\n", "x" * 60 + "\n## Test Plan\n", 13_500),
 }
+
+
+def _parse_cpu_seconds(raw: str) -> float:
+    """The least CPU time of three parses: the one least disturbed by other work."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        parse_body(raw)
+        best = min(best, time.process_time() - start)
+    return best
 
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_megabyte_adversarial_body_is_linear(name: str) -> None:
-    raw = ADVERSARIAL[name]
-    assert len(raw) >= 990_000
-    start = time.process_time()
-    parse_body(raw)
-    # CPU time, not wall time: other jobs share the machine. Typical is 0.1-0.3 s.
-    assert time.process_time() - start < 1.0
+    prefix, unit, count = ADVERSARIAL[name]
+    full = prefix + unit * count
+    assert len(full) >= 990_000
+    quarter = _parse_cpu_seconds(prefix + unit * (count // 4))
+    whole = _parse_cpu_seconds(full)
+    # Linear: 4x the input, about 4x the time; quadratic would be 16x. Both measured
+    # in this run, so a loaded machine slows both (the old fixed 1 s bound flaked
+    # under load). The absolute bound only catches a hang: typical is 0.1-0.3 s.
+    assert whole < 8 * quarter + 0.02, (quarter, whole)
+    assert whole < 5.0
 
 
 MARKDOWN_BITS = st.sampled_from(

@@ -20,9 +20,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from bot.intake.envelope import routing_fields
+from bot.intake.http_protocol import AckRoute
 from bot.intake.webhooks import (
     BotIdentity,
     Ignored,
@@ -33,7 +34,14 @@ from bot.intake.webhooks import (
 )
 from bot.logs import HotPathLog, bind_log_context, register_secret
 from bot.metrics import Metrics
-from bot.queue.store import Delivery, JobStore, StoreUnavailable
+from bot.queue.store import (
+    Accepted,
+    Delivery,
+    JobStore,
+    NewJob,
+    SqliteJobStore,
+    StoreUnavailable,
+)
 from bot.queue.worker_thread import JobRunner
 from bot.settings import Settings
 
@@ -68,6 +76,46 @@ class _Rejected(Exception):
         self.status, self.reason, self.outcome = status, reason, outcome
 
 
+def _disconnected() -> _Rejected:
+    return _Rejected(400, "client disconnected", "bad_request")
+
+
+def _failure_reply(exc: Exception) -> _Reply:
+    """The answer to a delivery whose handling raised: never a 500."""
+    if isinstance(exc, _Rejected):
+        return _Reply(exc.status, {"error": exc.reason}, exc.outcome)
+    if isinstance(exc, StoreUnavailable):
+        log.error("store unavailable, delivery refused: %s", exc)
+        return _Reply(503, {"error": "store unavailable"}, "unavailable")
+    # A 503 makes GitHub show the failure so it can be redelivered.
+    log.error("unexpected error during intake", exc_info=exc)
+    return _Reply(503, {"error": "internal error"}, "error")
+
+
+def _check_signature(macs: list[hmac.HMAC], given: bytes) -> None:
+    if macs and not signature_matches(macs, given):
+        raise _Rejected(401, "bad or missing signature", "unauthorized")
+
+
+@dataclass
+class _Ignore:
+    """A delivery routing ignores: recorded (best effort) before the answer."""
+
+    delivery: Delivery
+    reply: _Reply
+
+
+@dataclass
+class _Accept:
+    """A delivery that asks for a job: the answer waits until the job is stored."""
+
+    delivery: Delivery
+    job: NewJob
+    event_label: str
+    action_label: str
+    context: dict[str, Any]
+
+
 # The request headers the ack reads; everything else is never decoded.
 _WEBHOOK_HEADERS = frozenset({
     b"content-length", b"x-hub-signature-256", b"x-github-event", b"x-github-delivery",
@@ -88,24 +136,34 @@ def _webhook_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
 _REPLY_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
-async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
+def _reply_bytes(content: dict[str, Any]) -> bytes:
     # Replies echo payload text (e.g. an unknown action); JSON may carry lone
     # surrogates ("\\ud800") that UTF-8 cannot encode, so escape everything to ASCII.
-    body = _REPLY_ENCODER.encode(content).encode()
+    return _REPLY_ENCODER.encode(content).encode()
+
+
+async def _send_json(send: Send, status: int, content: dict[str, Any]) -> None:
+    body = _reply_bytes(content)
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
     ]})
     await send({"type": "http.response.body", "body": body})
 
 
-class _IntakeApp(Starlette):
+class IntakeApp(Starlette):
     """Starlette, with `POST /webhook` taken before the middleware stack and the router:
     the one hot route needs neither. Other methods on /webhook, and every other path,
     go through starlette as usual (405s, the label view, health)."""
 
-    def __init__(self, webhook: ASGIApp, **kwargs: Any) -> None:
+    def __init__(self, webhook: _Intake, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._webhook = webhook
+
+    @property
+    def ack_route(self) -> AckRoute:
+        """For the HTTP protocol (bot/intake/http_protocol.py): `POST /webhook` answered
+        from its own callbacks, with this app's intake."""
+        return self._webhook
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] == "http" and scope["method"] == "POST"
@@ -155,41 +213,104 @@ class _Intake:
         """`POST /webhook` as a plain ASGI app: the ack path reads four headers and the
         body straight from the ASGI messages, with none of starlette's per-request
         objects (Request, Headers, middleware frames, Response), which cost more than
-        the work itself under load (bench/README.md)."""
+        the work itself under load (bench/README.md). Served this way under any ASGI
+        server and for what the HTTP protocol's own ack route declines (`open_exchange`)."""
         started = time.perf_counter()
         headers = _webhook_headers(scope["headers"])
-        delivery_id = headers.get("x-github-delivery", "")
         # Every line logged while handling this delivery carries its id.
-        with bind_log_context(delivery=delivery_id[:80] or None):
+        with bind_log_context(delivery=headers.get("x-github-delivery", "")[:80] or None):
             reply = await self._reply(headers, receive)
-            elapsed = time.perf_counter() - started
-            self.metrics.ack_seconds.observe(elapsed)
-            self._delivery_counter(reply.event, reply.action, reply.outcome).inc()
-            # One call, the fields added to the context dict the reply already carries.
-            fields = reply.context
-            fields["event"], fields["action"], fields["outcome"] = (
-                reply.event, reply.action, reply.outcome)
-            fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
-            fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
-            _delivery_log.log(logging.INFO if reply.status < 400 else logging.WARNING,
-                              f"delivery {reply.outcome}", fields)
+            self._finish(reply, started)
         await _send_json(send, reply.status, reply.body)
 
     async def _reply(self, headers: dict[str, str], receive: Receive) -> _Reply:
         try:
             return await self._handle(headers, receive)
-        except _Rejected as rejected:
-            return _Reply(rejected.status, {"error": rejected.reason}, rejected.outcome)
-        except StoreUnavailable as exc:
-            log.error("store unavailable, delivery refused: %s", exc)
-            return _Reply(503, {"error": "store unavailable"}, "unavailable")
-        except Exception:
-            # Never a 500; a 503 makes GitHub show the failure so it can be redelivered.
-            log.exception("unexpected error during intake")
-            return _Reply(503, {"error": "internal error"}, "error")
+        except Exception as exc:
+            return _failure_reply(exc)
 
     async def _handle(self, headers: dict[str, str], receive: Receive) -> _Reply:
-        body = await self._read_verified_body(headers, receive)
+        macs, given = self._before_body(headers)
+        body = await self._read_body(headers, receive, macs)
+        _check_signature(macs, given)
+        decision = self._decide(headers, body)
+        if isinstance(decision, _Reply):
+            return decision
+        if isinstance(decision, _Ignore):
+            await self._record_ignored(decision.delivery)
+            return decision.reply
+        return self._accepted(decision, await self.store.accept_delivery(
+            decision.delivery, decision.job))
+
+    def _finish(self, reply: _Reply, started: float) -> None:
+        """Count and log one answered delivery (inside its bound log context)."""
+        elapsed = time.perf_counter() - started
+        self.metrics.ack_seconds.observe(elapsed)
+        self._delivery_counter(reply.event, reply.action, reply.outcome).inc()
+        # One call, the fields added to the context dict the reply already carries.
+        fields = reply.context
+        fields["event"], fields["action"], fields["outcome"] = (
+            reply.event, reply.action, reply.outcome)
+        fields["status"], fields["duration_ms"] = reply.status, round(elapsed * 1000, 2)
+        fields["reason"] = reply.body.get("error") or reply.body.get("ignored")
+        _delivery_log.log(logging.INFO if reply.status < 400 else logging.WARNING,
+                          f"delivery {reply.outcome}", fields)
+
+    def _before_body(self, headers: dict[str, str]) -> tuple[list[hmac.HMAC], bytes]:
+        """What is refused before a byte of the body is read: a bad or too large
+        Content-Length (400, 413), a missing or malformed signature (401). Returns the
+        running HMACs the body must feed and the signature they must match."""
+        declared = headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise _Rejected(400, "bad Content-Length", "bad_request")
+            if int(declared) > self.settings.max_body_bytes:
+                raise _Rejected(413, "payload too large", "too_large")
+        return self._signature_check(headers)
+
+    async def _read_body(self, headers: dict[str, str], receive: Receive,
+                         macs: list[hmac.HMAC]) -> bytes:
+        """The body, hashed while it streams in (no second pass); the whole read has a
+        deadline; bodies over _LARGE_BODY_BYTES take one of a few slots, so forged large
+        bodies cannot be buffered by the dozen (memory)."""
+        limit = self.settings.max_body_bytes
+        declared = headers.get("content-length")
+        chunks: list[bytes] = []
+        size = 0
+        large = False
+        try:
+            # The body's deadline is the HTTP protocol's (bot/intake/http_protocol.py):
+            # when it passes, the connection closes and this read ends in a disconnect.
+            if declared is not None and int(declared) > _LARGE_BODY_BYTES:
+                await self._large_bodies.acquire()
+                large = True
+            # Count while streaming too: chunked bodies carry no Content-Length.
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise _disconnected()
+                chunk: bytes = message.get("body", b"")
+                if chunk:
+                    size += len(chunk)
+                    if size > limit:
+                        raise _Rejected(413, "payload too large", "too_large")
+                    if not large and size > _LARGE_BODY_BYTES:
+                        await self._large_bodies.acquire()
+                        large = True
+                    for mac in macs:
+                        mac.update(chunk)
+                    chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        finally:
+            if large:
+                self._large_bodies.release()
+        # The usual case is one chunk: no copy.
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _decide(self, headers: dict[str, str], body: bytes) -> _Reply | _Ignore | _Accept:
+        """What a verified body asks for: an answer now, an ignored delivery to record,
+        or a job to store before the answer. Raises _Rejected."""
         event = headers.get("x-github-event", "")
         delivery_id = headers.get("x-github-delivery", "")
         event_label = event if event in _KNOWN_EVENTS else "other"
@@ -220,67 +341,22 @@ class _Intake:
                           event_label, action_label, context)
         delivery = Delivery(delivery_id=delivery_id, event=event, action=action)
         if isinstance(routed, Ignored):
-            await self._record_ignored(delivery)
-            return _Reply(202, {"ignored": routed.reason}, "ignored",
-                          event_label, action_label, context)
+            return _Ignore(delivery, _Reply(202, {"ignored": routed.reason}, "ignored",
+                                            event_label, action_label, context))
         context.update(repo=routed.repo, pr=routed.number, installation=routed.installation_id)
-        acceptance, job_id, due_at = await self.store.accept_delivery(delivery, routed)
+        return _Accept(delivery, routed, event_label, action_label, context)
+
+    def _accepted(self, accept: _Accept, result: Accepted) -> _Reply:
+        acceptance, job_id, due_at = result
+        context = accept.context
         context["job"] = job_id
         if acceptance == "duplicate":
             return _Reply(202, {"duplicate": True, "job": job_id}, "duplicate",
-                          event_label, action_label, context)
+                          accept.event_label, accept.action_label, context)
         if self.worker is not None:
             self.worker.wake(at=due_at)
         return _Reply(202, {"ok": True, "job": job_id, "outcome": acceptance}, acceptance,
-                      event_label, action_label, context)
-
-    async def _read_verified_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        """The body, once its signature checks out. Hashed while it streams in (no second
-        pass); a missing or malformed signature is refused before a byte is read; the
-        whole read has a deadline; bodies over _LARGE_BODY_BYTES take one of a few slots,
-        so forged large bodies cannot be buffered by the dozen (memory)."""
-        limit = self.settings.max_body_bytes
-        declared = headers.get("content-length")
-        if declared is not None:
-            if not declared.isdigit():
-                raise _Rejected(400, "bad Content-Length", "bad_request")
-            if int(declared) > limit:
-                raise _Rejected(413, "payload too large", "too_large")
-        macs, given = self._signature_check(headers)
-        chunks: list[bytes] = []
-        size = 0
-        large = False
-        try:
-            # The body's deadline is the HTTP protocol's (bot/intake/http_protocol.py):
-            # when it passes, the connection closes and this read ends in a disconnect.
-            if declared is not None and int(declared) > _LARGE_BODY_BYTES:
-                await self._large_bodies.acquire()
-                large = True
-            # Count while streaming too: chunked bodies carry no Content-Length.
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    raise _Rejected(400, "client disconnected", "bad_request")
-                chunk: bytes = message.get("body", b"")
-                if chunk:
-                    size += len(chunk)
-                    if size > limit:
-                        raise _Rejected(413, "payload too large", "too_large")
-                    if not large and size > _LARGE_BODY_BYTES:
-                        await self._large_bodies.acquire()
-                        large = True
-                    for mac in macs:
-                        mac.update(chunk)
-                    chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-        finally:
-            if large:
-                self._large_bodies.release()
-        if macs and not signature_matches(macs, given):
-            raise _Rejected(401, "bad or missing signature", "unauthorized")
-        # The usual case is one chunk: no copy.
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                      accept.event_label, accept.action_label, context)
 
     def _signature_check(self, headers: dict[str, str]) -> tuple[list[hmac.HMAC], bytes]:
         """One running HMAC per configured secret and the signature they must match;
@@ -306,6 +382,23 @@ class _Intake:
             log.error("no webhook secret configured: refusing every delivery "
                       "(set DIGEST_WEBHOOK_SECRET)")
         raise _Rejected(401, "webhook secret not configured", "unauthorized")
+
+    def open_exchange(self, raw_headers: list[tuple[bytes, bytes]],
+                      respond: Callable[[int, bytes], None]) -> WebhookExchange | None:
+        """The HTTP protocol's ack route (bot/intake/http_protocol.py): this delivery
+        handled from the protocol's own callbacks, with no ASGI task, messages or
+        future, or None to leave it to the ASGI path. Taken only for what needs none of
+        the ASGI path's waiting: a declared Content-Length up to _LARGE_BODY_BYTES (no
+        chunked body, no large-body slot) and a store that takes callbacks."""
+        if not isinstance(self.store, SqliteJobStore):
+            return None
+        headers = _webhook_headers(raw_headers)
+        declared = headers.get("content-length")
+        if (declared is None or "transfer-encoding" in headers
+                or (declared.isdigit() and _LARGE_BODY_BYTES < int(declared)
+                    <= self.settings.max_body_bytes)):
+            return None
+        return WebhookExchange(self, self.store, headers, respond)
 
     async def _record_ignored(self, delivery: Delivery) -> None:
         # An audit trail only: losing it must not fail a delivery we would ignore anyway.
@@ -343,6 +436,118 @@ class _Intake:
                                  media_type=CONTENT_TYPE_LATEST)
 
 
+class WebhookExchange:
+    """One delivery on the HTTP protocol's ack route: the protocol feeds it the body as
+    it arrives and says when it is complete (or abandoned); the exchange answers once,
+    through `respond(status, body)`, after the store has committed its job. The same
+    steps as the ASGI path (`_Intake._handle`), driven by callbacks instead of a task."""
+
+    __slots__ = (
+        "_body_complete",
+        "_chunks",
+        "_delivery_id",
+        "_done",
+        "_given",
+        "_headers",
+        "_intake",
+        "_macs",
+        "_respond",
+        "_size",
+        "_started",
+        "_store",
+    )
+
+    def __init__(self, intake: _Intake, store: SqliteJobStore, headers: dict[str, str],
+                 respond: Callable[[int, bytes], None]) -> None:
+        self._intake, self._store, self._headers, self._respond = (
+            intake, store, headers, respond)
+        self._started = time.perf_counter()
+        self._delivery_id = headers.get("x-github-delivery", "")[:80] or None
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._done = False
+        self._body_complete = False
+        self._macs: list[hmac.HMAC] = []
+        self._given = b""
+        with bind_log_context(delivery=self._delivery_id):
+            try:
+                self._macs, self._given = intake._before_body(headers)
+            except Exception as exc:
+                self._answer(_failure_reply(exc))
+
+    def feed(self, chunk: bytes) -> None:
+        if self._done:
+            return
+        self._size += len(chunk)
+        if self._size > self._intake.settings.max_body_bytes:
+            with bind_log_context(delivery=self._delivery_id):
+                self._answer(_Reply(413, {"error": "payload too large"}, "too_large"))
+            return
+        for mac in self._macs:
+            mac.update(chunk)
+        self._chunks.append(chunk)
+
+    def complete(self) -> None:
+        """The whole body has arrived."""
+        self._body_complete = True
+        if self._done:
+            return
+        chunks = self._chunks
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        with bind_log_context(delivery=self._delivery_id):
+            try:
+                _check_signature(self._macs, self._given)
+                decision = self._intake._decide(self._headers, body)
+                if isinstance(decision, _Reply):
+                    self._answer(decision)
+                elif isinstance(decision, _Ignore):
+                    self._store.submit_record(
+                        decision.delivery, "ignored",
+                        lambda _, error: self._recorded(decision, error))
+                else:
+                    self._store.submit_accept(
+                        decision.delivery, decision.job,
+                        lambda result, error: self._stored(decision, result, error))
+            except Exception as exc:
+                self._answer(_failure_reply(exc))
+
+    def abandon(self) -> None:
+        """The body will not arrive (the client left, or its deadline passed): counted
+        and logged as the ASGI path does; nothing is stored and no answer is written.
+        Once the body is complete the delivery is being stored: it goes ahead."""
+        if not self._done and not self._body_complete:
+            with bind_log_context(delivery=self._delivery_id):
+                self._answer(_failure_reply(_disconnected()), write=False)
+
+    def _stored(self, accept: _Accept, result: Accepted | None,
+                error: BaseException | None) -> None:
+        with bind_log_context(delivery=self._delivery_id):
+            try:
+                if error is not None:
+                    raise error
+                assert result is not None
+                self._answer(self._intake._accepted(accept, result))
+            except Exception as exc:
+                self._answer(_failure_reply(exc))
+
+    def _recorded(self, ignore: _Ignore, error: BaseException | None) -> None:
+        with bind_log_context(delivery=self._delivery_id):
+            if error is not None:
+                # An audit trail only, as `_Intake._record_ignored`.
+                log.warning("could not record ignored delivery", extra={
+                    "delivery": ignore.delivery.delivery_id})
+            self._answer(ignore.reply)
+
+    def _answer(self, reply: _Reply, *, write: bool = True) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._chunks = []
+        self._intake._finish(reply, self._started)
+        if write:
+            self._respond(reply.status, _reply_bytes(reply.body))
+
+
 def _register_secrets(settings: Settings) -> None:
     for secret in settings.webhook_secrets():
         register_secret(secret)
@@ -360,7 +565,7 @@ def create_app(
     extra_routes: Sequence[BaseRoute] = (),
     not_ready_reason: Callable[[], str | None] | None = None,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
-) -> Starlette:
+) -> IntakeApp:
     """The service's app; `extra_routes` (the label view) are composed in by bot.service,
     so the intake never imports them. `not_ready_reason` makes /readyz 503 while it
     returns a reason; `background` tasks (e.g. the credential check) run on the server's
@@ -385,7 +590,7 @@ def create_app(
             if worker is not None:
                 await worker.stop(settings.drain_seconds)
 
-    return _IntakeApp(
+    return IntakeApp(
         intake,
         routes=[
             Route("/webhook", intake, methods=["POST"]),

@@ -1,20 +1,32 @@
-"""uvicorn's httptools protocol with the limits it lacks: deadlines for a request's
-headers and for its body, and a cap on open connections.
+"""uvicorn's httptools protocol with the limits it lacks (deadlines for a request's
+headers and for its body, a cap on open connections) and an ack route: the webhook
+answered from the protocol's own callbacks.
 
 uvicorn arms no timer until a first response has been sent, so a client that trickles
 header bytes (slowloris) holds its connection, and a file descriptor, forever; enough of
 them starve the process. The body deadline lives here too, not in the app: a deadline
 per request, checked by one sweeping timer, instead of an `asyncio.timeout` around
 every body read.
+
+The ack route: under load, uvicorn's per-request machinery (an ASGI scope, a
+request-response cycle with its event, a task, the receive and send coroutines and their
+header checks) cost as much CPU as everything the ack must do (verify, parse, store).
+A `POST` to the route's path is handed to the route's exchange instead: the body goes to
+`feed` as it arrives, `complete` runs the ack, and the exchange answers through one
+callback once the store has committed. Whatever the route declines (see
+`AckRoute.open_exchange`), and every other request, is served by uvicorn as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 _BODY_TIMEOUT_BODY = b'{"error":"body not received in time"}'
 _BODY_TIMEOUT_RESPONSE = (
@@ -22,6 +34,37 @@ _BODY_TIMEOUT_RESPONSE = (
     b"content-length: " + str(len(_BODY_TIMEOUT_BODY)).encode() + b"\r\n"
     b"connection: close\r\n\r\n" + _BODY_TIMEOUT_BODY
 )
+
+
+class AckExchange(Protocol):
+    """One request on the ack route (bot.intake.app.AckExchange)."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def complete(self) -> None: ...
+
+    def abandon(self) -> None:
+        """The body will not arrive: record it, answer nothing (the protocol may)."""
+
+
+class AckRoute(Protocol):
+    def open_exchange(self, raw_headers: list[tuple[bytes, bytes]],
+                      respond: Callable[[int, bytes], None]) -> AckExchange | None:
+        """An exchange for this request, which calls `respond(status, json_body)` once;
+        or None: serve it through the ASGI app."""
+
+
+class _AckCycle:
+    """What uvicorn's protocol reads of its current request cycle, for a request the ack
+    route took (its shutdown sets keep_alive; pipelining checks response_complete)."""
+
+    __slots__ = ("exchange", "keep_alive", "response_complete", "response_started")
+
+    def __init__(self, keep_alive: bool) -> None:
+        self.keep_alive = keep_alive
+        self.response_started = False
+        self.response_complete = False
+        self.exchange: AckExchange | None = None
 
 
 class _Sweeper:
@@ -58,18 +101,23 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
     header_timeout_seconds = 10.0
     body_timeout_seconds = 30.0
     max_connections = 512
+    ack_route: ClassVar[AckRoute | None] = None
+    ack_path: ClassVar[bytes] = b"/webhook"
     # One sweeper per loop (the service runs one; tests may run several in turn).
     _sweepers: ClassVar[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweeper]] = (
         weakref.WeakKeyDictionary())
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # loop.time() by which the headers, or the body, must have arrived; None: not due.
+        # loop.time() by which the headers, or the body, must have arrived, or by which
+        # an idle keep-alive connection is closed; None: not due.
         self._header_due: float | None = None
         self._body_due: float | None = None
+        self._idle_due: float | None = None
         sweeper = self._sweepers.get(self.loop)
         if sweeper is None:
-            interval = min(1.0, self.header_timeout_seconds / 4, self.body_timeout_seconds / 4)
+            interval = max(0.05, min(1.0, self.header_timeout_seconds / 4,
+                                     self.body_timeout_seconds / 4, self.timeout_keep_alive / 4))
             sweeper = self._sweepers[self.loop] = _Sweeper(self.loop, interval)
         self._sweeper = sweeper
 
@@ -84,6 +132,12 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._sweeper.unwatch(self)
+        cycle = self.cycle
+        if isinstance(cycle, _AckCycle):
+            if cycle.exchange is not None:
+                cycle.exchange.abandon()
+            # uvicorn would signal the cycle's body event, which an ack cycle has not.
+            self.cycle = None  # type: ignore[assignment]
         super().connection_lost(exc)
 
     def on_message_begin(self) -> None:
@@ -94,15 +148,99 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._header_due = None
-        super().on_headers_complete()
+        if not self._open_ack():
+            super().on_headers_complete()
         if self._body_due is None:
             self._body_due = self.loop.time() + self.body_timeout_seconds
 
+    def _open_ack(self) -> bool:
+        """Hand this request to the ack route; False: uvicorn serves it. Declined, with
+        uvicorn's own handling: pipelined behind an unanswered request, `Expect:
+        100-continue`, upgrades, a concurrency limit (uvicorn answers 503), and whatever
+        the route declines."""
+        route = self.ack_route
+        previous = self.cycle
+        if (route is None or self.expect_100_continue or self.limit_concurrency is not None
+                or (previous is not None and not previous.response_complete)
+                or self.parser.get_method() != b"POST" or self.parser.should_upgrade()):
+            return False
+        try:
+            path = httptools.parse_url(self.url).path
+        except httptools.HttpParserInvalidURLError:
+            return False
+        if path != self.ack_path:
+            return False
+        cycle = _AckCycle(keep_alive=self.parser.get_http_version() != "1.0"
+                          and self.parser.should_keep_alive())
+        # Current before the route runs: it may answer at once (a 401 before the body).
+        self.cycle = cycle  # type: ignore[assignment]
+        exchange = route.open_exchange(self.headers, functools.partial(self._ack_respond, cycle))
+        if exchange is None:
+            self.cycle = previous
+            return False
+        cycle.exchange = exchange
+        return True
+
+    def _ack_respond(self, cycle: _AckCycle, status: int, body: bytes) -> None:
+        if cycle.response_started:
+            return
+        cycle.response_started = cycle.response_complete = True
+        if self.transport.is_closing():
+            return
+        parts = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            parts += (name, b": ", value, b"\r\n")
+        parts += (b"content-type: application/json\r\ncontent-length: ",
+                  str(len(body)).encode(), b"\r\n")
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts += (b"\r\n", body)
+        self.transport.write(b"".join(parts))
+        if not cycle.keep_alive:
+            self.transport.close()
+        # uvicorn's own bookkeeping: the next pipelined request, or the keep-alive timer.
+        self.on_response_complete()
+
+    def on_body(self, body: bytes) -> None:
+        cycle = self.cycle
+        if isinstance(cycle, _AckCycle):
+            if cycle.exchange is not None and not cycle.response_complete:
+                cycle.exchange.feed(body)
+            return
+        super().on_body(body)
+
     def on_message_complete(self) -> None:
         self._body_due = None
+        cycle = self.cycle
+        if isinstance(cycle, _AckCycle):
+            if cycle.exchange is not None and not cycle.response_complete:
+                cycle.exchange.complete()
+            return
         super().on_message_complete()
 
+    def on_response_complete(self) -> None:
+        # uvicorn's, with the keep-alive deadline on the sweeper instead of a
+        # `call_later` armed after every response and cancelled by the next request.
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._idle_due = self.loop.time() + self.timeout_keep_alive
+
+    def _unset_keepalive_if_required(self) -> None:
+        # uvicorn calls this when data arrives and when the connection is lost.
+        self._idle_due = None
+        super()._unset_keepalive_if_required()
+
     def check_deadlines(self, now: float) -> None:
+        if self._idle_due is not None and now >= self._idle_due:
+            self._idle_due = None
+            self.timeout_keep_alive_handler()
         if self._header_due is not None and now >= self._header_due:
             self._header_due = None
             self._headers_too_slow()
@@ -115,6 +253,8 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         cycle = self.cycle
+        if isinstance(cycle, _AckCycle) and cycle.exchange is not None:
+            cycle.exchange.abandon()
         if cycle is not None and not cycle.response_started:
             cycle.response_started = cycle.response_complete = True
             self.transport.write(_BODY_TIMEOUT_RESPONSE)
@@ -126,12 +266,15 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 
 def guarded_protocol(
-    *, header_timeout_seconds: float, body_timeout_seconds: float, max_connections: int
+    *, header_timeout_seconds: float, body_timeout_seconds: float, max_connections: int,
+    ack_route: AckRoute | None = None,
 ) -> type[HttpToolsProtocol]:
-    """The protocol class to pass as uvicorn's `http=`, with these limits."""
+    """The protocol class to pass as uvicorn's `http=`, with these limits; `POST
+    /webhook` goes to `ack_route` when one is given."""
     return type("GuardedHttpToolsProtocol", (_GuardedHttpToolsProtocol,), {
         "header_timeout_seconds": header_timeout_seconds,
         "body_timeout_seconds": body_timeout_seconds,
         "max_connections": max_connections,
+        "ack_route": ack_route,
         "_sweepers": weakref.WeakKeyDictionary(),
     })

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from typing import Any, Generic, TypeVar
 
 _T = TypeVar("_T")
 _CHECKPOINT_EVERY_SECONDS = 1.0
+log = logging.getLogger(__name__)
 
 
 class StoreUnavailable(Exception):
@@ -69,14 +71,29 @@ class SqliteWriter:
         if self._closed:
             raise StoreUnavailable("store is closed")
         loop = asyncio.get_running_loop()
-        op: _Op[_T] = _Op(fn, loop)
+        future: asyncio.Future[_T] = loop.create_future()
+        self._add(_Op(fn, future), loop)
+        return await future
+
+    def submit(self, fn: Callable[[sqlite3.Connection], _T],
+               done: Callable[[_T | None, BaseException | None], None]) -> None:
+        """`run` without a coroutine: `done(result, None)` or `done(None, error)` is called
+        on this loop once the tick's transaction has committed (or failed). For callers
+        with no task of their own (the HTTP protocol's webhook ack), where a future and
+        a task wake-up per call cost more than the call. Must be called on a running loop."""
+        loop = asyncio.get_running_loop()
+        if self._closed:
+            loop.call_soon(done, None, StoreUnavailable("store is closed"))
+            return
+        self._add(_Op(fn, done), loop)
+
+    def _add(self, op: _Op[Any], loop: asyncio.AbstractEventLoop) -> None:
         pending = self._pending.get(loop)
         if pending is None:
             self._pending[loop] = [op]
             loop.call_soon(self._run_pending, loop)
         else:
             pending.append(op)
-        return await op.future
 
     def close(self) -> None:
         if not self._closed:
@@ -164,13 +181,15 @@ class SqliteWriter:
 
 
 class _Op(Generic[_T]):
-    __slots__ = ("fn", "future", "loop")
+    """A call and who hears of its outcome: an awaiting task's future, or a callback."""
+
+    __slots__ = ("fn", "waiter")
 
     def __init__(self, fn: Callable[[sqlite3.Connection], _T],
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 waiter: asyncio.Future[_T] | Callable[[_T | None, BaseException | None], None],
+                 ) -> None:
         self.fn = fn
-        self.loop = loop
-        self.future: asyncio.Future[_T] = loop.create_future()
+        self.waiter = waiter
 
 
 _Outcome = tuple[_Op[Any], Any, BaseException | None]
@@ -179,9 +198,21 @@ _Outcome = tuple[_Op[Any], Any, BaseException | None]
 def _settle(results: list[_Outcome]) -> None:
     # Runs on the op's loop. A caller that was cancelled meanwhile has a done future.
     for op, result, error in results:
-        if op.future.done():
+        waiter = op.waiter
+        if not isinstance(waiter, asyncio.Future):
+            _call_back(waiter, result, error)
+        elif waiter.done():
             continue
-        if error is None:
-            op.future.set_result(result)
+        elif error is None:
+            waiter.set_result(result)
         else:
-            op.future.set_exception(error)
+            waiter.set_exception(error)
+
+
+def _call_back(done: Callable[[Any, BaseException | None], None], result: Any,
+               error: BaseException | None) -> None:
+    # One failing callback must not keep the rest of the batch from hearing of theirs.
+    try:
+        done(result, error)
+    except Exception:
+        log.exception("store callback failed")

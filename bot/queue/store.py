@@ -235,6 +235,16 @@ class SqliteJobStore:
     # -- intake ---------------------------------------------------------------------
 
     async def accept_delivery(self, delivery: Delivery, job: NewJob) -> Accepted:
+        return await self._writer.run(self._accept_op(delivery, job))
+
+    def submit_accept(self, delivery: Delivery, job: NewJob,
+                      done: Callable[[Accepted | None, BaseException | None], None]) -> None:
+        """`accept_delivery` for a caller without a task (the HTTP protocol's ack): `done`
+        hears the outcome on this loop once the transaction has committed."""
+        self._writer.submit(self._accept_op(delivery, job), done)
+
+    def _accept_op(self, delivery: Delivery, job: NewJob,
+                   ) -> Callable[[sqlite3.Connection], Accepted]:
         def op(conn: sqlite3.Connection) -> Accepted:
             now = self._clock()
             seen = conn.execute(
@@ -249,7 +259,7 @@ class SqliteJobStore:
             )
             return Accepted("accepted", job_id, due_at)
 
-        return await self._writer.run(op)
+        return op
 
     def _redeliver(self, conn: sqlite3.Connection, job_id: int, now: float) -> Accepted:
         # GitHub never redelivers by itself: a redelivery is an operator asking for a retry.
@@ -263,6 +273,15 @@ class SqliteJobStore:
         return Accepted("duplicate", job_id, now)
 
     async def record_delivery(self, delivery: Delivery, outcome: str) -> bool:
+        return await self._writer.run(self._record_op(delivery, outcome))
+
+    def submit_record(self, delivery: Delivery, outcome: str,
+                      done: Callable[[bool | None, BaseException | None], None]) -> None:
+        """`record_delivery` with a callback, as `submit_accept`."""
+        self._writer.submit(self._record_op(delivery, outcome), done)
+
+    def _record_op(self, delivery: Delivery, outcome: str,
+                   ) -> Callable[[sqlite3.Connection], bool]:
         def op(conn: sqlite3.Connection) -> bool:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO deliveries VALUES (?, ?, ?, ?, ?, NULL)",
@@ -270,7 +289,7 @@ class SqliteJobStore:
             )
             return cur.rowcount > 0
 
-        return await self._writer.run(op)
+        return op
 
     async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int:
         def op(conn: sqlite3.Connection) -> int:
