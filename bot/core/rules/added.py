@@ -226,6 +226,10 @@ class AddedTexts:
         self._everything = [(i, 0) for i in everything]
         texts = [text for _, text in self.files]
         joined = "\n".join(texts)
+        self.all_ascii = joined.isascii()
+        # The texts joined at a character none holds, so that what is done to each of
+        # them (lower(), encode()) is done to all at once and split back.
+        self._separated = None if "\x00" in joined else "\x00".join(texts)
         present = needles.present(joined) if needles is not None else None
         exact, folded = (None, None) if present is None else present
         self._folded_present: frozenset[str] | None = folded
@@ -240,11 +244,17 @@ class AddedTexts:
             # Case-folded look-ups are only sound on ASCII text (see literals.py), where
             # lower() keeps every offset; files with other characters always get the regex.
             everything = range(len(self.files))
-            ascii_ids = [i for i in everything if self.files[i][1].isascii()]
+            if self.all_ascii:
+                ascii_ids: Sequence[int] = everything
+            else:
+                ascii_ids = [i for i in everything if self.files[i][1].isascii()]
             self._unfoldable = sorted(set(everything) - set(ascii_ids))
             if self._folded_present is not None and not self._folded_present:
                 ascii_ids = []  # no folded literal occurs: none is ever looked for
-            lowered = [self.files[i][1].lower() for i in ascii_ids]
+            if ascii_ids is everything and self._separated is not None and self.files:
+                lowered = self._separated.lower().split("\x00")
+            else:
+                lowered = [self.files[i][1].lower() for i in ascii_ids]
             self._folded = _Haystack(lowered, ascii_ids, self._folded_present)
         return self._folded
 
@@ -374,9 +384,18 @@ class _Prepared:
     def __init__(self, texts: AddedTexts) -> None:
         self.texts = texts
         self.files = texts.files
-        self.encoded = [encode(text) for _, text in self.files]
+        separated = texts._separated
+        if separated is not None and self.files:
+            # `encode` works character by character and "\x00" is one byte of UTF-8.
+            self.encoded = encode(separated).split(b"\x00")
+        else:
+            self.encoded = [encode(text) for _, text in self.files]
         # Character offsets from the prefilter are byte offsets only in ASCII text.
-        self.ascii = [len(data) == len(self.files[i][1]) for i, data in enumerate(self.encoded)]
+        if texts.all_ascii:
+            self.ascii = [True] * len(self.files)
+        else:
+            self.ascii = [len(data) == len(text) for data, (_, text) in zip(
+                self.encoded, self.files, strict=True)]
         self.all_ascii = all(self.ascii)
 
     def candidates(self, literals: RequiredLiterals | None) -> list[tuple[int, int]]:
