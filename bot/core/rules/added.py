@@ -75,11 +75,13 @@ def _has_other_breaks(patch: str) -> bool:
     return any(char in patch for char in breaks)
 
 
-def _added_text(patch: str) -> str:
+def _added_text(patch: str, *, may_break: bool = True) -> str:
+    """The added lines joined; `may_break=False` when the patch is known to hold no line
+    break but "\n" (`_added_texts` asks all patches at once)."""
     if not patch.startswith("@@"):
         return "\n".join(added_lines(patch))
     # GitHub's `patch` starts at the first hunk: no headers.
-    if _has_other_breaks(patch):
+    if may_break and _has_other_breaks(patch):
         return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
     _, _, body = patch.partition("\n")
     last = body.rfind("\n") + 1
@@ -90,6 +92,13 @@ def _added_text(patch: str) -> str:
         if len(body) - 1 - len(text) == body.count("\n"):
             return text
     return "\n".join(_ADDED_LINE.findall("\n" + patch))
+
+
+def _added_texts(patches: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(file, `_added_text`) of each patch; the other line breaks are looked for in all
+    patches at once (one scan each, not one per patch)."""
+    may_break = _has_other_breaks("".join([patch for _, patch in patches]))
+    return [(name, _added_text(patch, may_break=may_break)) for name, patch in patches]
 
 
 class NeedleSet:
@@ -336,7 +345,7 @@ class AddedScanner:
 
     def _prepare(self, patches: Sequence[tuple[str, str]]) -> _Prepared:
         texts = AddedTexts(
-            [(name, _added_text(patch)) for name, patch in patches],
+            _added_texts(patches),
             fold_case=self._fold_case,
             needles=self._needles,
         )
