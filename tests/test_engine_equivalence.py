@@ -193,6 +193,13 @@ def test_hunks_read_from_their_text_are_the_line_by_line_ones(
         assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
 
 
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["[", "]", "(", ")", "{", "}", ",", " ", "\t", "1", "a", '"']),
+                max_size=14).map("".join))
+def test_case_count_is_the_character_walk(arguments: str) -> None:
+    assert structure._case_count(arguments) == structure._case_count_plain(arguments)
+
+
 def test_the_structure_strategy_reaches_every_kind_of_note() -> None:
     # The differential test above means something only if its hunks yield notes.
     patches = [
