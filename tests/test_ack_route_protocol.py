@@ -127,6 +127,16 @@ async def test_what_the_route_declines_is_served_by_the_asgi_app(
     assert served.tasks.added == 1, why
 
 
+async def test_a_body_with_both_a_length_and_chunks_is_refused_by_the_parser(
+        served: _Served) -> None:
+    request = _request(15, chunked=True).replace(
+        b"Transfer-Encoding: chunked\r\n", b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n")
+    status, reply = await _exchange(served, request)
+    assert (status, reply) == (400, "Invalid HTTP request received.")
+    assert served.tasks.added == 0
+    assert (await served.store.counts())["queued"] == 0
+
+
 async def test_other_paths_are_left_to_the_app(served: _Served) -> None:
     status, reply = await _exchange(served, _request(10, path="/webhooks"))
     assert (status, reply) == (404, "Not Found")

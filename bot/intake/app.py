@@ -394,9 +394,9 @@ class _Intake:
             return None
         headers = _webhook_headers(raw_headers)
         declared = headers.get("content-length")
-        if (declared is None or "transfer-encoding" in headers
-                or (declared.isdigit() and _LARGE_BODY_BYTES < int(declared)
-                    <= self.settings.max_body_bytes)):
+        # No Content-Length: a chunked body (llhttp refuses one that has both).
+        if declared is None or (declared.isdigit() and _LARGE_BODY_BYTES < int(declared)
+                                <= self.settings.max_body_bytes):
             return None
         return WebhookExchange(self, self.store, headers, respond)
 
