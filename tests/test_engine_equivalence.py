@@ -16,7 +16,7 @@ from typing import Literal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core import escape, risks, structure
+from bot.core import escape, risks, structure, symbols
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.patterns import LinePattern
@@ -198,6 +198,27 @@ def test_hunks_read_from_their_text_are_the_line_by_line_ones(
                 max_size=14).map("".join))
 def test_case_count_is_the_character_walk(arguments: str) -> None:
     assert structure._case_count(arguments) == structure._case_count_plain(arguments)
+
+
+_CPP_LINES = st.lists(
+    st.tuples(
+        st.sampled_from(["+", "-", " ", "@@ -1 +1 @@ ", "", "+++ ", "\\"]),
+        st.sampled_from([
+            "__global__ void k(float* x) {", "void f(int a);", "}", "  x = g(y);", "  }",
+            "if (a) {", "int n;", "", "   ", "static int h(", "Foo::bar() const {",
+            "#define M(x) x", "// f(x)", "template <int N> void t(int n) {", "(",
+        ]),
+    ).map("".join),
+    max_size=25,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_CPP_LINES)
+def test_cpp_symbols_skipping_idle_lines_are_the_line_by_line_ones(lines: list[str]) -> None:
+    patch = "\n".join(lines)
+    fast = symbols._cpp_symbols(patch).resolved()
+    assert fast == symbols._cpp_symbols(patch, skip_idle=False).resolved()
 
 
 def test_the_structure_strategy_reaches_every_kind_of_note() -> None:

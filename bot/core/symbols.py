@@ -141,12 +141,18 @@ def _is_continuation(code: str) -> bool:
     return code.lstrip()[:1] in ")]}"
 
 
-def _cpp_symbols(patch: str) -> _FileSymbols:
+def _cpp_symbols(patch: str, *, skip_idle: bool = True) -> _FileSymbols:
+    """Top-level functions a C++/CUDA patch touches. `skip_idle=False` reads every line:
+    the definition the default answers like (tests/test_engine_equivalence.py)."""
     found = _FileSymbols()
     if "(" not in patch:
         return found  # every signature has one: no line or hunk header can name a function
     current, current_marker = "", " "
     for raw in patch.split("\n"):
+        # Outside a function only a hunk header or a line with "(" (a signature) can
+        # change anything: a big PR's other lines are passed over at once.
+        if skip_idle and not current and "(" not in raw and raw[:2] != "@@":
+            continue
         line = raw[:_MAX_LINE]
         marker = line[:1]
         if marker == "@" and line.startswith("@@"):
