@@ -22,7 +22,7 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.patterns import LinePattern
 from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
-from bot.core.rules.added import AddedScanner, _added_text, added_lines
+from bot.core.rules.added import AddedScanner, _added_text, _added_texts, added_lines
 from bot.core.rules.evaluate import SUBJECT_CHARS, _short
 from bot.rules_files import load_rules
 from tests.test_rules_literals import SCANNER, _patch, pull_requests
@@ -67,6 +67,20 @@ _BITS = st.sampled_from(
     ["@@ -1 +1 @@", "\n", "+", "-", " ", "a", "+x", "\r", "\r\n", "\u2028", "\x85", "++",
      "\n+", "é", "\x0c", "+++ b/x", "--- a/x", "\x0b", "\x1c", "\x1d", "\x1e", "\u2029"]
 )
+
+
+_PATCHES = st.one_of(
+    st.lists(_BITS, max_size=30).map("".join),
+    st.lists(_BITS, max_size=30).map(lambda bits: "@@ -0,0 +1 @@\n+" + "".join(bits)),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_PATCHES, max_size=4))
+def test_added_texts_of_a_pr_are_each_patchs_added_text(patches: list[str]) -> None:
+    # Whether a patch holds another line break is asked of all of them at once.
+    named = [(f"f{i}", patch) for i, patch in enumerate(patches)]
+    assert _added_texts(named) == [(name, _added_text(patch)) for name, patch in named]
 
 
 @settings(max_examples=2000, deadline=None)
@@ -177,6 +191,13 @@ def test_hunks_read_from_their_text_are_the_line_by_line_ones(
     assert _pieces(fast) == _pieces(plain)
     for hunk in fast:
         assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["[", "]", "(", ")", "{", "}", ",", " ", "\t", "1", "a", '"']),
+                max_size=14).map("".join))
+def test_case_count_is_the_character_walk(arguments: str) -> None:
+    assert structure._case_count(arguments) == structure._case_count_plain(arguments)
 
 
 def test_the_structure_strategy_reaches_every_kind_of_note() -> None:

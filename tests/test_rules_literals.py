@@ -107,7 +107,8 @@ def _vocabulary() -> list[str]:
 
 
 VOCABULARY = _vocabulary()
-ODD = ["ſ", "K", "İ", "ı", "ǅ", "ß", "\t", " ", "(", ")", ".", "_", "3", "x", "+++ ", "\\"]
+ODD = ["ſ", "K", "İ", "ı", "ǅ", "ß", "\t", " ", "(", ")", ".", "_", "3", "x", "+++ ", "\\",
+       "\x00", "é", "\ud800"]
 
 tokens = st.one_of(
     st.sampled_from(VOCABULARY),

@@ -119,7 +119,8 @@ class GlobSet:
             if prefixes is not None:
                 kept = set(groups.starting_with(prefixes))
                 for needle in self._contains:
-                    kept.update(filter(methodcaller("__contains__", needle), groups.paths))
+                    if needle in groups.joined:  # most never occur: one scan says so
+                        kept.update(filter(methodcaller("__contains__", needle), groups.paths))
                 asked = kept
             found.update(filter(rest, asked))
         return found
@@ -136,6 +137,14 @@ class PathGroups:
         # A path `match_file` would normalise first ("/x", "./x") is asked one by one.
         special = filter(methodcaller("startswith", ("/", "./")), self.paths)
         self.plain = next(special, None) is None
+        self._joined: str | None = None
+
+    @property
+    def joined(self) -> str:
+        """Every path, one text: a string in none of them is in no path."""
+        if self._joined is None:
+            self._joined = "\n".join(self.paths)
+        return self._joined
 
     def starting_with(self, prefixes: tuple[str, ...]) -> list[str]:
         """The paths starting with one of `prefixes`."""

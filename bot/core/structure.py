@@ -32,7 +32,6 @@ _RAISE = re.compile(r"[ \t]*raise[ \t]+([A-Za-z_][\w.]*)")
 _DECORATOR = re.compile(r"[ \t]*@([A-Za-z_][\w.]*)")
 _KWARG = re.compile(r"(?<![=!<>\w])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
 _TODO = re.compile(r"#[ \t]*(TODO|FIXME|XXX)\b(?:\([^)\n]{0,40}\))?[: \t]*(.*)")
-_TODO_WORDS = ("TODO", "FIXME", "XXX")  # one is in every `_TODO` match
 _PARAMETRIZE = re.compile(r"[ \t]*@pytest\.mark\.parametrize\((.*)")
 _WRAP_CALL = re.compile(r"([A-Za-z_][\w.]*\.)?([A-Za-z_]\w*)\(([A-Za-z_]\w*)\)[ \t]*$")
 _ISOLATION = re.compile(r"spawn|fork|isolat|subprocess|new_process", re.IGNORECASE)
@@ -195,6 +194,8 @@ def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
 def _marked_pieces(filename: str, scope: str, text: str, marked: list[str]) -> Iterator[_Hunk]:
     """The pieces of a hunk whose every line is a diff line: `marked`, its lines (marker
     and code) from `text`."""
+    # A new file's hunk: every line added (no "\n-", no "\n "), none to sort.
+    added_only = "\n-" not in text and "\n " not in text
     start = 0
     for at in _lines_holding(text, ("def", "class")):
         line = marked[at]
@@ -205,12 +206,14 @@ def _marked_pieces(filename: str, scope: str, text: str, marked: list[str]) -> I
         end = at
         while end > start and "@" in marked[end - 1] and _DECORATOR.match(marked[end - 1], 1):
             end -= 1
-        yield _marked_piece(filename, scope, marked[start:end])
+        yield _marked_piece(filename, scope, marked[start:end], added_only)
         scope, start = definition.group(1), end
-    yield _marked_piece(filename, scope, marked[start:])
+    yield _marked_piece(filename, scope, marked[start:], added_only)
 
 
-def _marked_piece(filename: str, scope: str, marked: list[str]) -> _Hunk:
+def _marked_piece(filename: str, scope: str, marked: list[str], added_only: bool) -> _Hunk:
+    if added_only:
+        return _Hunk(filename, scope, [], [line[1:] for line in marked], _marked=marked)
     return _Hunk(
         filename, scope,
         [line[1:] for line in marked if line[0] == "-"],
@@ -320,7 +323,7 @@ def _hunk_notes(hunk: _Hunk) -> Iterator[StructureNote]:
         # The changed lines among `hunk.lines` are `hunk.removed` and `hunk.added`.
         decorators="@" in old_text or "@" in new_text,
         kwargs=bool(added) and "=" in old_text,
-        todo="#" in new_text and any(word in new_text for word in _TODO_WORDS),
+        todo="#" in new_text and ("TODO" in new_text or "FIXME" in new_text or "XXX" in new_text),
         wrapped="(" in new_text,
     )
 
@@ -468,6 +471,20 @@ def _product(sizes: list[int]) -> int:
 
 
 def _case_count(arguments: str) -> int:
+    """`_case_count_plain` without its walk over every character when the list holds
+    no bracket: then its cases are its commas plus one (none if it holds only commas
+    and spaces)."""
+    start = arguments.find("[")
+    if start < 0:
+        return 0
+    end = arguments.find("]", start)
+    inner = arguments[start + 1 : end]
+    if end < 0 or any(bracket in inner for bracket in "[({)}"):
+        return _case_count_plain(arguments)
+    return inner.count(",") + 1 if inner.replace(",", "").strip() else 0
+
+
+def _case_count_plain(arguments: str) -> int:
     """Cases of a one-line `parametrize("x", [a, b, c])`; 0 when it cannot be told."""
     start = arguments.find("[")
     if start < 0:

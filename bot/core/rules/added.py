@@ -75,11 +75,13 @@ def _has_other_breaks(patch: str) -> bool:
     return any(char in patch for char in breaks)
 
 
-def _added_text(patch: str) -> str:
+def _added_text(patch: str, *, may_break: bool = True) -> str:
+    """The added lines joined; `may_break=False` when the patch is known to hold no line
+    break but "\n" (`_added_texts` asks all patches at once)."""
     if not patch.startswith("@@"):
         return "\n".join(added_lines(patch))
     # GitHub's `patch` starts at the first hunk: no headers.
-    if _has_other_breaks(patch):
+    if may_break and _has_other_breaks(patch):
         return "\n".join([line[1:] for line in patch.splitlines() if line[:1] == "+"])
     _, _, body = patch.partition("\n")
     last = body.rfind("\n") + 1
@@ -90,6 +92,13 @@ def _added_text(patch: str) -> str:
         if len(body) - 1 - len(text) == body.count("\n"):
             return text
     return "\n".join(_ADDED_LINE.findall("\n" + patch))
+
+
+def _added_texts(patches: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(file, `_added_text`) of each patch; the other line breaks are looked for in all
+    patches at once (one scan each, not one per patch)."""
+    may_break = _has_other_breaks("".join([patch for _, patch in patches]))
+    return [(name, _added_text(patch, may_break=may_break)) for name, patch in patches]
 
 
 class NeedleSet:
@@ -226,6 +235,10 @@ class AddedTexts:
         self._everything = [(i, 0) for i in everything]
         texts = [text for _, text in self.files]
         joined = "\n".join(texts)
+        self.all_ascii = joined.isascii()
+        # The texts joined at a character none holds, so that what is done to each of
+        # them (lower(), encode()) is done to all at once and split back.
+        self._separated = None if "\x00" in joined else "\x00".join(texts)
         present = needles.present(joined) if needles is not None else None
         exact, folded = (None, None) if present is None else present
         self._folded_present: frozenset[str] | None = folded
@@ -240,11 +253,17 @@ class AddedTexts:
             # Case-folded look-ups are only sound on ASCII text (see literals.py), where
             # lower() keeps every offset; files with other characters always get the regex.
             everything = range(len(self.files))
-            ascii_ids = [i for i in everything if self.files[i][1].isascii()]
+            if self.all_ascii:
+                ascii_ids: Sequence[int] = everything
+            else:
+                ascii_ids = [i for i in everything if self.files[i][1].isascii()]
             self._unfoldable = sorted(set(everything) - set(ascii_ids))
             if self._folded_present is not None and not self._folded_present:
                 ascii_ids = []  # no folded literal occurs: none is ever looked for
-            lowered = [self.files[i][1].lower() for i in ascii_ids]
+            if ascii_ids is everything and self._separated is not None and self.files:
+                lowered = self._separated.lower().split("\x00")
+            else:
+                lowered = [self.files[i][1].lower() for i in ascii_ids]
             self._folded = _Haystack(lowered, ascii_ids, self._folded_present)
         return self._folded
 
@@ -326,7 +345,7 @@ class AddedScanner:
 
     def _prepare(self, patches: Sequence[tuple[str, str]]) -> _Prepared:
         texts = AddedTexts(
-            [(name, _added_text(patch)) for name, patch in patches],
+            _added_texts(patches),
             fold_case=self._fold_case,
             needles=self._needles,
         )
@@ -374,9 +393,18 @@ class _Prepared:
     def __init__(self, texts: AddedTexts) -> None:
         self.texts = texts
         self.files = texts.files
-        self.encoded = [encode(text) for _, text in self.files]
+        separated = texts._separated
+        if separated is not None and self.files:
+            # `encode` works character by character and "\x00" is one byte of UTF-8.
+            self.encoded = encode(separated).split(b"\x00")
+        else:
+            self.encoded = [encode(text) for _, text in self.files]
         # Character offsets from the prefilter are byte offsets only in ASCII text.
-        self.ascii = [len(data) == len(self.files[i][1]) for i, data in enumerate(self.encoded)]
+        if texts.all_ascii:
+            self.ascii = [True] * len(self.files)
+        else:
+            self.ascii = [len(data) == len(text) for data, (_, text) in zip(
+                self.encoded, self.files, strict=True)]
         self.all_ascii = all(self.ascii)
 
     def candidates(self, literals: RequiredLiterals | None) -> list[tuple[int, int]]:

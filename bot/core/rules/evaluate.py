@@ -60,6 +60,7 @@ class PullRequestScan:
         self.labels = frozenset(facts.labels)
         self.author = facts.author.lower()
         self._subjects: dict[tuple[str, str], str] = {}
+        self._files_of: dict[tuple[int, ...], list[str]] = {}
 
     def added_hits(self, added_id: int, allowed: AbstractSet[str] | None) -> tuple[list[str], bool]:
         """Evidence subjects of the first MAX_REASONS hits of one added pattern in files
@@ -77,8 +78,15 @@ class PullRequestScan:
         return out, anywhere
 
     def files_of(self, glob_ids: Iterable[int]) -> list[str]:
-        found = {name for glob_id in glob_ids for name in self.glob_files.get(glob_id, ())}
-        return sorted(found, key=self.order.__getitem__)
+        """The files any of the globs matches, in PR order (a new list: callers extend it).
+        An area's condition is evaluated again for its focus lines and checklist: its
+        files are gathered and sorted once."""
+        key = tuple(glob_ids)
+        known = self._files_of.get(key)
+        if known is None:
+            found = {name for glob_id in key for name in self.glob_files.get(glob_id, ())}
+            known = self._files_of[key] = sorted(found, key=self.order.__getitem__)
+        return list(known)
 
 
 @dataclass

@@ -100,13 +100,20 @@ class PathIndex:
         # test: a glob whose every match holds one literal (`/aiter`, `.md`,
         # `torch_bindings.cpp`) asks its regex only about names holding it.
         self._needles: tuple[str | None, ...] = tuple(_needle(regex) for regex in regexes)
+        # A directory glob (`docs/**`: its regex is its prefix) matches every file of every
+        # directory it is asked about: those are the directories under its bucket.
+        self._always: tuple[bool, ...] = tuple(
+            regex.pattern == "^" + re.escape(prefix) and prefix.endswith("/")
+            for regex in regexes
+            for prefix in (_literal_prefix(regex.pattern),)
+        )
 
     def match(self, files: Sequence[str]) -> dict[int, list[str]]:
         """Glob id -> the files it matches, in the order given."""
         hits: dict[int, list[str]] = {}
         # The globs a file is asked about depend only on its directory (the buckets of
         # its ancestors): a big PR's thousands of files share a few dozen directories.
-        asked: dict[str, list[tuple[int, str | None, re.Pattern[str]]]] = {}
+        asked: dict[str, list[tuple[int, str | None, re.Pattern[str] | None]]] = {}
         for name in files:
             directory = name[: name.rfind("/") + 1]
             globs = asked.get(directory)
@@ -115,13 +122,16 @@ class PathIndex:
             for glob_id, needle, regex in globs:
                 if needle is not None and needle not in name:
                     continue
-                if regex.match(name):
+                if regex is None or regex.match(name):
                     hits.setdefault(glob_id, []).append(name)
         return hits
 
-    def _asked(self, directory: str) -> list[tuple[int, str | None, re.Pattern[str]]]:
+    def _asked(self, directory: str) -> list[tuple[int, str | None, re.Pattern[str] | None]]:
+        """(glob, needle, regex) of each glob a file of `directory` is asked about; no
+        needle nor regex for one that matches all of them."""
         return [
-            (glob_id, self._needles[glob_id], self._regex(glob_id))
+            (glob_id, None, None) if self._always[glob_id]
+            else (glob_id, self._needles[glob_id], self._regex(glob_id))
             for ancestor in _ancestors(directory)
             for glob_id in self._buckets.get(ancestor, ())
         ]
