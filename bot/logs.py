@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from datetime import UTC, datetime
@@ -102,18 +103,37 @@ def register_secret(value: str | bytes | None) -> None:
             _secrets_longest_first = tuple(sorted(_secrets, key=len, reverse=True))
 
 
-def redact(text: str) -> str:
+def _may_match_patterns(text: str) -> bool:
     # Every match of _PATTERNS contains one of these literals (case-sensitive, like the
     # patterns): text holding none of them skips the regexes. Most log values (delivery
     # ids, event names, repo names) hold none, and intake logs a line per delivery.
-    if ("gh" in text or "eyJ" in text or "sha256=" in text or "-----BEGIN " in text
-            or "github_pat_" in text):
+    return ("gh" in text or "eyJ" in text or "sha256=" in text or "-----BEGIN " in text
+            or "github_pat_" in text)
+
+
+def redact(text: str) -> str:
+    if _may_match_patterns(text):
         for pattern in _PATTERNS:
             text = pattern.sub(MASK, text)
     for secret in _secrets_longest_first:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
+
+
+def _nothing_to_redact(values: Iterable[object]) -> bool:
+    """True when these values are plain scalars and no text among them could hold a
+    pattern or a registered secret: a substring of one value is a substring of their
+    join, so one check of the join stands for one per value."""
+    texts = []
+    for value in values:
+        if isinstance(value, str):
+            texts.append(value)
+        elif not (value is None or isinstance(value, int | float)):
+            return False
+    joined = "\x00".join(texts)
+    return not _may_match_patterns(joined) and not any(
+        secret in joined for secret in _secrets_longest_first)
 
 
 def _redact_value(value: object, depth: int = 0) -> object:
@@ -190,14 +210,14 @@ def log_timestamp(created: float) -> str:
 _ENCODER = msgspec.json.Encoder(enc_hook=str)
 
 
-def _json_text(line: dict[str, Any]) -> str:
+def _json_text(line: dict[str, Any], *, redact_text: bool = True) -> str:
     try:
         text = _ENCODER.encode(line).decode()
     except (UnicodeEncodeError, TypeError, ValueError, OverflowError):
         # Lone surrogates (from payload text) are not UTF-8; the stdlib escapes them.
         text = json.dumps(line, default=str, ensure_ascii=False, separators=(",", ":"))
     # Redact again on the final text: a formatter can be used without the filter.
-    return redact(text)
+    return redact(text) if redact_text else text
 
 
 class HotPathLog:
@@ -226,10 +246,13 @@ class HotPathLog:
         merged = dict(fields)
         for name, value in (_context.get() or {}).items():
             merged.setdefault(name, value)
-        for name, value in _known_first(merged).items():
+        ordered = _known_first(merged)
+        plain = _nothing_to_redact(ordered.values())
+        for name, value in ordered.items():
             if value is not None and name not in line:
-                line[name] = _redact_value(value)
-        text = _json_text(line) + handler.terminator
+                line[name] = value if plain else _redact_value(value)
+        # The message and every value are redacted already; the keys are ours.
+        text = _json_text(line, redact_text=False) + handler.terminator
         with handler.lock:  # type: ignore[union-attr]  # created by Handler.__init__
             try:
                 handler.stream.write(text)

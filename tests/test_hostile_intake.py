@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.intake.app import create_app
-from bot.intake.envelope import routing_fields
-from bot.intake.webhooks import BotIdentity, PayloadError, route_event
+from bot.intake.envelope import pull_request_delivery, routing_fields
+from bot.intake.webhooks import BotIdentity, PayloadError, route_event, route_pull_request
 from bot.metrics import Metrics
 from bot.queue.store import Job, SqliteJobStore
 from bot.settings import Settings
@@ -424,3 +424,56 @@ def test_the_fast_routing_decoder_takes_every_real_payload(name: str) -> None:
     assert pruned is not None
     assert _route_outcome(event_of(name), pruned) == _route_outcome(
         event_of(name), json.loads(body))
+
+
+@FUZZ
+@given(data=st.one_of(mutated_payload(),
+                      st.tuples(st.just("pull_request"), WRONG_SHAPES.map(
+                          lambda p: json.dumps(p).encode()))))
+def test_the_typed_pull_request_decoder_accepts_only_what_the_models_accept(
+    data: tuple[str, bytes]
+) -> None:
+    # The ack validates a pull_request while decoding it (bot/intake/envelope.py) and
+    # then skips pydantic: whatever it accepts must route exactly as the models do.
+    _, body = data
+    typed = pull_request_delivery(body)
+    if typed is None:
+        return
+    identity = BotIdentity("pr-digest[bot]", 4242)
+    assert route_pull_request(typed, identity) == _route_outcome(
+        "pull_request", json.loads(body))
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (("repository", "full_name"), "vllm-project/vllm\n"),
+    (("repository", "full_name"), "vllm-project/vllm/x"),
+    (("repository", "full_name"), "vllm-project/\ud800"),
+    (("number",), "12"),
+    (("number",), 12.0),
+    (("number",), True),
+    (("number",), 2**63),
+    (("installation", "id"), -(2**63) - 1),
+    (("pull_request", "number"), None),
+    (("sender", "login"), 7),
+    (("sender", "type"), None),
+    (("label",), {"name": None}),
+    (("changes",), []),
+    (("action",), None),
+])
+def test_the_typed_decoder_leaves_what_it_cannot_vouch_for_to_the_models(
+        path: tuple[str, ...], value: object) -> None:
+    payload = json.loads(body_of("pull_request.labeled"))
+    _mutate(payload, path, value, delete=False)
+    body = json.dumps(payload).encode()
+    # The general path then decides: a 400 in pydantic's words, or pydantic's coercion.
+    assert pull_request_delivery(body) is None
+
+
+@pytest.mark.parametrize("name", [n for n in REAL if n.startswith("pull_request.")])
+def test_the_typed_decoder_takes_every_real_pull_request_payload(name: str) -> None:
+    body = body_of(name)
+    typed = pull_request_delivery(body)
+    assert typed is not None
+    identity = BotIdentity("pr-digest[bot]", 4242)
+    assert route_pull_request(typed, identity) == _route_outcome(
+        "pull_request", json.loads(body))

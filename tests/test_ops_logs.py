@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,14 +129,17 @@ def _only_our_handler(fmt: LogFormat) -> tuple[io.StringIO, list[logging.Handler
     return stream, saved
 
 
-def _hot_and_logging_lines(fmt: LogFormat) -> tuple[dict[str, object], dict[str, object]]:
+def _hot_and_logging_lines(
+    fmt: LogFormat, fields: dict[str, object] | None = None,
+) -> tuple[dict[str, object], dict[str, object]]:
     register_secret(SECRET)
-    fields: dict[str, object] = {
-        "delivery": "d-7", "event": "pull_request", "action": "opened", "outcome": "accepted",
-        "repo": "vllm-project/vllm", "pr": 12, "installation": 3, "job": 41, "status": 202,
-        "duration_ms": 1.25, "reason": None, "note": f"sig {SECRET} ghp_{'a' * 36}",
-        "labels": ["x", "\ud800"],
-    }
+    if fields is None:
+        fields = {
+            "delivery": "d-7", "event": "pull_request", "action": "opened",
+            "outcome": "accepted", "repo": "vllm-project/vllm", "pr": 12, "installation": 3,
+            "job": 41, "status": 202, "duration_ms": 1.25, "reason": None,
+            "note": f"sig {SECRET} ghp_{'a' * 36}", "labels": ["x", "\ud800"],
+        }
     stream, saved = _only_our_handler(fmt)
     records: list[logging.LogRecord] = []
     make_record = logging.getLogRecordFactory()
@@ -171,6 +175,25 @@ def test_hot_path_line_is_the_line_logging_writes() -> None:
     assert hot["kind"] == "intake"
     assert hot["note"] == "sig [REDACTED] [REDACTED]"
     assert "reason" not in hot  # None is left out, as logging's formatter does
+
+
+@pytest.mark.parametrize(("note", "written"), [
+    ("plain words", "plain words"),
+    (f"sig {SECRET}", "sig [REDACTED]"),
+    (f"ghp_{'b' * 36} and {SECRET}", "[REDACTED] and [REDACTED]"),
+    ("sha256=" + "ab" * 32, "[REDACTED]"),
+])
+def test_hot_path_line_of_plain_values_is_redacted_as_logging_does(
+        note: str, written: str) -> None:
+    # Scalar values only: the line checks them all at once and redacts one by one only
+    # when something may need it; either way it must equal what logging writes.
+    fields: dict[str, object] = {"delivery": "d-9", "pr": 4, "duration_ms": 0.5,
+                                 "reason": note, "status": 202}
+    hot, slow = _hot_and_logging_lines("json", fields)
+    hot.pop("ts")
+    slow.pop("ts")
+    assert hot == slow
+    assert hot["reason"] == written
 
 
 def test_hot_path_defers_to_logging_when_anything_else_listens() -> None:

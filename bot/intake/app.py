@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from bot.intake.envelope import routing_fields
+from bot.intake.envelope import pull_request_delivery, routing_fields
 from bot.intake.http_protocol import AckRoute
 from bot.intake.webhooks import (
     BotIdentity,
@@ -30,6 +30,7 @@ from bot.intake.webhooks import (
     PayloadError,
     parse_signature,
     route_event,
+    route_pull_request,
     signature_matches,
 )
 from bot.logs import HotPathLog, bind_log_context, register_secret
@@ -314,28 +315,34 @@ class _Intake:
         event = headers.get("x-github-event", "")
         delivery_id = headers.get("x-github-delivery", "")
         event_label = event if event in _KNOWN_EVENTS else "other"
-        payload = routing_fields(body)
-        if payload is None:
-            # What the fast decoder declines (bad JSON, lone surrogates, odd shapes) is
-            # decided by the stdlib parser and the models, exactly as it always was.
-            try:
-                payload = json.loads(body)
-            except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
-                raise _Rejected(400, "body is not JSON", "bad_request") from None
-        if not isinstance(payload, dict):
-            raise _Rejected(400, "body is not a JSON object", "bad_request")
-        if event == "ping":
-            return _Reply(200, {"ok": True, "zen": payload.get("zen")}, "ping", "ping")
+        # The common delivery, validated while it is decoded; anything else (or a
+        # pull_request it refuses) takes the general path below, which decides.
+        typed = pull_request_delivery(body) if event == "pull_request" else None
+        payload: Any = None
+        if typed is None:
+            payload = routing_fields(body)
+            if payload is None:
+                # What the fast decoder declines (bad JSON, lone surrogates, odd shapes)
+                # is decided by the stdlib parser and the models, as it always was.
+                try:
+                    payload = json.loads(body)
+                except (ValueError, RecursionError):  # RecursionError: absurd nesting
+                    raise _Rejected(400, "body is not JSON", "bad_request") from None
+            if not isinstance(payload, dict):
+                raise _Rejected(400, "body is not a JSON object", "bad_request")
+            if event == "ping":
+                return _Reply(200, {"ok": True, "zen": payload.get("zen")}, "ping", "ping")
         if not event or not delivery_id or len(delivery_id) > 200:
             raise _Rejected(400, "missing X-GitHub-Event or X-GitHub-Delivery", "bad_request")
-        raw_action = payload.get("action")
+        raw_action = typed.action if typed is not None else payload.get("action")
         action = raw_action if isinstance(raw_action, str) and _ACTION.match(raw_action) else "-"
         action_label = action if event_label != "other" else "-"
         context: dict[str, Any] = {"delivery": delivery_id}
         try:
             # Read per delivery: the service learns its login from GitHub after start.
             identity = BotIdentity(self.settings.bot_login, self.settings.app_id)
-            routed = route_event(event, payload, identity)
+            routed = (route_pull_request(typed, identity) if typed is not None
+                      else route_event(event, payload, identity))
         except PayloadError as exc:
             return _Reply(400, {"error": f"bad {event} payload: {exc}"}, "bad_request",
                           event_label, action_label, context)

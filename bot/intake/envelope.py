@@ -15,7 +15,7 @@ returns None and the caller takes the stdlib path, which decides as it always di
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -90,3 +90,59 @@ def routing_fields(body: bytes | bytearray) -> dict[str, Any] | None:
         return None
     fields: dict[str, Any] = msgspec.to_builtins(envelope)
     return fields
+
+
+# A typed decoding of a `pull_request` delivery, for the common case: when the body has
+# exactly the shapes routing validates (bot/intake/webhooks.py, `PullRequestEvent`),
+# msgspec checks them while it scans and the pydantic pass is skipped. Anything it
+# refuses (a string where a number is expected, a float, a repository name pydantic
+# would refuse) returns None and takes the usual path, where pydantic decides and
+# words the error. It must never accept what `PullRequestEvent` refuses:
+# tests/test_envelope.py holds the two equal on generated payloads.
+_StoredInt = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+# As REPO_NAME, but `\Z`: Python's `$` also matches before a final newline, the
+# pattern pydantic runs (Rust's regex) does not.
+_RepoName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+\Z")]
+
+
+class PullRequestAccount(msgspec.Struct, frozen=True):
+    login: str
+    type: str = "User"
+
+
+class PullRequestInstallation(msgspec.Struct, frozen=True):
+    id: _StoredInt
+
+
+class PullRequestRepository(msgspec.Struct, frozen=True):
+    full_name: _RepoName
+
+
+class PullRequestLabel(msgspec.Struct, frozen=True):
+    name: str
+
+
+class PullRequestNumber(msgspec.Struct, frozen=True):
+    number: int
+
+
+class PullRequestDelivery(msgspec.Struct, frozen=True):
+    action: str
+    number: _StoredInt
+    pull_request: PullRequestNumber
+    repository: PullRequestRepository
+    sender: PullRequestAccount
+    installation: PullRequestInstallation | None = None
+    label: PullRequestLabel | None = None
+    changes: dict[str, Any] | None = None
+
+
+_PULL_REQUEST_DECODER = msgspec.json.Decoder(PullRequestDelivery)
+
+
+def pull_request_delivery(body: bytes | bytearray) -> PullRequestDelivery | None:
+    """The delivery, validated as routing needs it, or None: take the general path."""
+    try:
+        return _PULL_REQUEST_DECODER.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return None

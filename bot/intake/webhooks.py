@@ -12,7 +12,7 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -156,6 +156,46 @@ class PayloadError(ValueError):
     """The event is one we handle but the payload lacks what we need (answered 400)."""
 
 
+class _AccountFields(Protocol):
+    @property
+    def login(self) -> str: ...
+
+
+class _RepositoryFields(Protocol):
+    @property
+    def full_name(self) -> str: ...
+
+
+class _InstallationFields(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+class _LabelFields(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class PullRequestFields(Protocol):
+    """What routing reads of a validated `pull_request` delivery: `PullRequestEvent`
+    here, or the intake's typed decoding of the same fields (bot/intake/envelope.py)."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def number(self) -> int: ...
+    @property
+    def repository(self) -> _RepositoryFields: ...
+    @property
+    def sender(self) -> _AccountFields: ...
+    @property
+    def installation(self) -> _InstallationFields | None: ...
+    @property
+    def label(self) -> _LabelFields | None: ...
+    @property
+    def changes(self) -> dict[str, Any] | None: ...
+
+
 @dataclass(frozen=True)
 class BotIdentity:
     """Who "we" are, so events the bot caused are dropped (no loops)."""
@@ -163,7 +203,7 @@ class BotIdentity:
     login: str | None = None
     app_id: int | None = None
 
-    def is_self(self, account: Account) -> bool:
+    def is_self(self, account: _AccountFields) -> bool:
         return self.login is not None and account.login.lower() == self.login.lower()
 
 
@@ -197,7 +237,14 @@ def _route_pull_request(payload: dict[str, Any], identity: BotIdentity) -> NewJo
     # Not a string (a list, say) cannot be looked up in a frozenset: unhashable.
     if not isinstance(action, str) or action not in PR_ACTIONS:
         return Ignored(f"pull_request.{action} not handled")
-    ev = _parse(PullRequestEvent, payload)
+    return route_pull_request(_parse(PullRequestEvent, payload), identity)
+
+
+def route_pull_request(ev: PullRequestFields, identity: BotIdentity) -> NewJob | Ignored:
+    """The job a validated `pull_request` delivery asks for, or why it asks for none."""
+    action = ev.action
+    if action not in PR_ACTIONS:
+        return Ignored(f"pull_request.{action} not handled")
     if identity.is_self(ev.sender):
         return Ignored("sent by this bot")
     if action == "edited" and not any(k in (ev.changes or {}) for k in _EDITS_THAT_MATTER):
