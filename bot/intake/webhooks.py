@@ -12,10 +12,11 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.intake.envelope import PullRequestAccount, PullRequestDelivery
 from bot.queue.store import NewJob, command_key, index_key, pr_key
 
 SIGNATURE_PREFIX = "sha256="
@@ -156,46 +157,6 @@ class PayloadError(ValueError):
     """The event is one we handle but the payload lacks what we need (answered 400)."""
 
 
-class _AccountFields(Protocol):
-    @property
-    def login(self) -> str: ...
-
-
-class _RepositoryFields(Protocol):
-    @property
-    def full_name(self) -> str: ...
-
-
-class _InstallationFields(Protocol):
-    @property
-    def id(self) -> int: ...
-
-
-class _LabelFields(Protocol):
-    @property
-    def name(self) -> str: ...
-
-
-class PullRequestFields(Protocol):
-    """What routing reads of a validated `pull_request` delivery: `PullRequestEvent`
-    here, or the intake's typed decoding of the same fields (bot/intake/envelope.py)."""
-
-    @property
-    def action(self) -> str: ...
-    @property
-    def number(self) -> int: ...
-    @property
-    def repository(self) -> _RepositoryFields: ...
-    @property
-    def sender(self) -> _AccountFields: ...
-    @property
-    def installation(self) -> _InstallationFields | None: ...
-    @property
-    def label(self) -> _LabelFields | None: ...
-    @property
-    def changes(self) -> dict[str, Any] | None: ...
-
-
 @dataclass(frozen=True)
 class BotIdentity:
     """Who "we" are, so events the bot caused are dropped (no loops)."""
@@ -203,7 +164,7 @@ class BotIdentity:
     login: str | None = None
     app_id: int | None = None
 
-    def is_self(self, account: _AccountFields) -> bool:
+    def is_self(self, account: Account | PullRequestAccount) -> bool:
         return self.login is not None and account.login.lower() == self.login.lower()
 
 
@@ -240,8 +201,11 @@ def _route_pull_request(payload: dict[str, Any], identity: BotIdentity) -> NewJo
     return route_pull_request(_parse(PullRequestEvent, payload), identity)
 
 
-def route_pull_request(ev: PullRequestFields, identity: BotIdentity) -> NewJob | Ignored:
-    """The job a validated `pull_request` delivery asks for, or why it asks for none."""
+def route_pull_request(ev: PullRequestEvent | PullRequestDelivery,
+                       identity: BotIdentity) -> NewJob | Ignored:
+    """The job a validated `pull_request` delivery asks for, or why it asks for none:
+    validated by `PullRequestEvent`, or by the intake's typed decoding of the same
+    fields (bot/intake/envelope.py)."""
     action = ev.action
     if action not in PR_ACTIONS:
         return Ignored(f"pull_request.{action} not handled")
