@@ -93,9 +93,33 @@ def _failure_reply(exc: Exception) -> _Reply:
     return _Reply(503, {"error": "internal error"}, "error")
 
 
-def _check_signature(macs: list[hmac.HMAC], given: bytes) -> None:
-    if macs and not signature_matches(macs, given):
-        raise _Rejected(401, "bad or missing signature", "unauthorized")
+class _Body:
+    """A delivery's body as it arrives: counted against the limit (413 while it
+    streams: chunked bodies carry no Content-Length) and hashed as it goes, so the
+    signature is checked without a second pass. Both paths feed one."""
+
+    __slots__ = ("_chunks", "_given", "_limit", "_macs", "size")
+
+    def __init__(self, macs: list[hmac.HMAC], given: bytes, limit: int) -> None:
+        self._macs, self._given, self._limit = macs, given, limit
+        self._chunks: list[bytes] = []
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > self._limit:
+            raise _Rejected(413, "payload too large", "too_large")
+        for mac in self._macs:
+            mac.update(chunk)
+        self._chunks.append(chunk)
+
+    def verified(self) -> bytes:
+        """The whole body, once its signature checks out (401 otherwise)."""
+        if self._macs and not signature_matches(self._macs, self._given):
+            raise _Rejected(401, "bad or missing signature", "unauthorized")
+        chunks = self._chunks
+        # The usual case is one chunk: no copy.
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 @dataclass
@@ -231,10 +255,9 @@ class _Intake:
             return _failure_reply(exc)
 
     async def _handle(self, headers: dict[str, str], receive: Receive) -> _Reply:
-        macs, given = self._before_body(headers)
-        body = await self._read_body(headers, receive, macs)
-        _check_signature(macs, given)
-        decision = self._decide(headers, body)
+        body = self._before_body(headers)
+        await self._read_body(headers, receive, body)
+        decision = self._decide(headers, body.verified())
         if isinstance(decision, _Reply):
             return decision
         if isinstance(decision, _Ignore):
@@ -257,27 +280,24 @@ class _Intake:
         _delivery_log.log(logging.INFO if reply.status < 400 else logging.WARNING,
                           f"delivery {reply.outcome}", fields)
 
-    def _before_body(self, headers: dict[str, str]) -> tuple[list[hmac.HMAC], bytes]:
+    def _before_body(self, headers: dict[str, str]) -> _Body:
         """What is refused before a byte of the body is read: a bad or too large
         Content-Length (400, 413), a missing or malformed signature (401). Returns the
-        running HMACs the body must feed and the signature they must match."""
+        body to feed, with the HMACs it runs and the signature they must match."""
         declared = headers.get("content-length")
         if declared is not None:
             if not declared.isdigit():
                 raise _Rejected(400, "bad Content-Length", "bad_request")
             if int(declared) > self.settings.max_body_bytes:
                 raise _Rejected(413, "payload too large", "too_large")
-        return self._signature_check(headers)
+        return _Body(*self._signature_check(headers), self.settings.max_body_bytes)
 
     async def _read_body(self, headers: dict[str, str], receive: Receive,
-                         macs: list[hmac.HMAC]) -> bytes:
-        """The body, hashed while it streams in (no second pass); the whole read has a
-        deadline; bodies over _LARGE_BODY_BYTES take one of a few slots, so forged large
-        bodies cannot be buffered by the dozen (memory)."""
-        limit = self.settings.max_body_bytes
+                         body: _Body) -> None:
+        """Feed `body` from the ASGI messages; the whole read has a deadline; bodies over
+        _LARGE_BODY_BYTES take one of a few slots, so forged large bodies cannot be
+        buffered by the dozen (memory)."""
         declared = headers.get("content-length")
-        chunks: list[bytes] = []
-        size = 0
         large = False
         try:
             # The body's deadline is the HTTP protocol's (bot/intake/http_protocol.py):
@@ -285,29 +305,21 @@ class _Intake:
             if declared is not None and int(declared) > _LARGE_BODY_BYTES:
                 await self._large_bodies.acquire()
                 large = True
-            # Count while streaming too: chunked bodies carry no Content-Length.
             while True:
                 message = await receive()
                 if message["type"] != "http.request":
                     raise _disconnected()
                 chunk: bytes = message.get("body", b"")
                 if chunk:
-                    size += len(chunk)
-                    if size > limit:
-                        raise _Rejected(413, "payload too large", "too_large")
-                    if not large and size > _LARGE_BODY_BYTES:
+                    body.add(chunk)
+                    if not large and body.size > _LARGE_BODY_BYTES:
                         await self._large_bodies.acquire()
                         large = True
-                    for mac in macs:
-                        mac.update(chunk)
-                    chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
         finally:
             if large:
                 self._large_bodies.release()
-        # The usual case is one chunk: no copy.
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _decide(self, headers: dict[str, str], body: bytes) -> _Reply | _Ignore | _Accept:
         """What a verified body asks for: an answer now, an ignored delivery to record,
@@ -408,12 +420,10 @@ class _Intake:
         return WebhookExchange(self, self.store, headers, respond)
 
     async def _record_ignored(self, delivery: Delivery) -> None:
-        # An audit trail only: losing it must not fail a delivery we would ignore anyway.
         try:
             await self.store.record_delivery(delivery, "ignored")
         except StoreUnavailable:
-            log.warning("could not record ignored delivery", extra={
-                "delivery": delivery.delivery_id})
+            _not_recorded(delivery)
 
     async def healthz(self, request: Request) -> Response:
         return JSONResponse({"ok": True})
@@ -450,16 +460,13 @@ class WebhookExchange:
     steps as the ASGI path (`_Intake._handle`), driven by callbacks instead of a task."""
 
     __slots__ = (
+        "_body",
         "_body_complete",
-        "_chunks",
         "_delivery_id",
         "_done",
-        "_given",
         "_headers",
         "_intake",
-        "_macs",
         "_respond",
-        "_size",
         "_started",
         "_store",
     )
@@ -470,41 +477,32 @@ class WebhookExchange:
             intake, store, headers, respond)
         self._started = time.perf_counter()
         self._delivery_id = headers.get("x-github-delivery", "")[:80] or None
-        self._chunks: list[bytes] = []
-        self._size = 0
         self._done = False
         self._body_complete = False
-        self._macs: list[hmac.HMAC] = []
-        self._given = b""
+        self._body: _Body | None = None
         with bind_log_context(delivery=self._delivery_id):
             try:
-                self._macs, self._given = intake._before_body(headers)
+                self._body = intake._before_body(headers)
             except Exception as exc:
                 self._answer(_failure_reply(exc))
 
     def feed(self, chunk: bytes) -> None:
-        if self._done:
+        if self._done or self._body is None:
             return
-        self._size += len(chunk)
-        if self._size > self._intake.settings.max_body_bytes:
+        try:
+            self._body.add(chunk)
+        except _Rejected as rejected:
             with bind_log_context(delivery=self._delivery_id):
-                self._answer(_Reply(413, {"error": "payload too large"}, "too_large"))
-            return
-        for mac in self._macs:
-            mac.update(chunk)
-        self._chunks.append(chunk)
+                self._answer(_failure_reply(rejected))
 
     def complete(self) -> None:
         """The whole body has arrived."""
         self._body_complete = True
-        if self._done:
+        if self._done or self._body is None:
             return
-        chunks = self._chunks
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         with bind_log_context(delivery=self._delivery_id):
             try:
-                _check_signature(self._macs, self._given)
-                decision = self._intake._decide(self._headers, body)
+                decision = self._intake._decide(self._headers, self._body.verified())
                 if isinstance(decision, _Reply):
                     self._answer(decision)
                 elif isinstance(decision, _Ignore):
@@ -540,19 +538,22 @@ class WebhookExchange:
     def _recorded(self, ignore: _Ignore, error: BaseException | None) -> None:
         with bind_log_context(delivery=self._delivery_id):
             if error is not None:
-                # An audit trail only, as `_Intake._record_ignored`.
-                log.warning("could not record ignored delivery", extra={
-                    "delivery": ignore.delivery.delivery_id})
+                _not_recorded(ignore.delivery)
             self._answer(ignore.reply)
 
     def _answer(self, reply: _Reply, *, write: bool = True) -> None:
         if self._done:
             return
         self._done = True
-        self._chunks = []
+        self._body = None
         self._intake._finish(reply, self._started)
         if write:
             self._respond(reply.status, _reply_bytes(reply.body))
+
+
+def _not_recorded(delivery: Delivery) -> None:
+    # An audit trail only: losing it must not fail a delivery we would ignore anyway.
+    log.warning("could not record ignored delivery", extra={"delivery": delivery.delivery_id})
 
 
 def _register_secrets(settings: Settings) -> None:

@@ -37,7 +37,7 @@ _BODY_TIMEOUT_RESPONSE = (
 
 
 class AckExchange(Protocol):
-    """One request on the ack route (bot.intake.app.AckExchange)."""
+    """One request on the ack route (bot.intake.app.WebhookExchange)."""
 
     def feed(self, chunk: bytes) -> None: ...
 
