@@ -188,14 +188,24 @@ class RunningServer:
 
     def cpu_seconds(self) -> float | None:
         """User + system CPU the server process has used so far (all its threads)."""
+        fields = self._stat()
+        # utime and stime are fields 14 and 15 of proc(5); fields[0] here is field 3.
+        return None if fields is None else (
+            (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+
+    def minor_faults(self) -> int | None:
+        """Minor page faults the server process has taken so far (field 10 of proc(5)):
+        memory handed back to the kernel and faulted in again shows here."""
+        fields = self._stat()
+        return None if fields is None else int(fields[7])
+
+    def _stat(self) -> list[str] | None:
         if self._process is None:
             return None
         try:
-            fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return None
-        # utime and stime are fields 14 and 15 of proc(5); fields[0] here is field 3.
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def log_tail(self, chars: int = 800) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
