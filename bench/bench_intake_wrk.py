@@ -196,7 +196,7 @@ def before_target(checkout: Path, secret: str, workdir: Path) -> Target:
 def ratios(targets: dict[str, dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     mine = targets.get("pr-digest")
-    for other in ("bare", "probot", "before"):
+    for other in ("bare", "bare-heap", "probot", "before"):
         theirs = targets.get(other)
         if mine and theirs:
             out[f"rps pr-digest/{other}"] = round(mine["rps"] / theirs["rps"], 2)
