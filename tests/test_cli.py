@@ -4,6 +4,8 @@ against the fake GitHub HTTP server."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +153,33 @@ def test_online_digest_of_missing_pr_is_exit_2(
 ) -> None:
     assert main(["digest", "vllm-project/vllm#999"]) == 2
     assert "vllm-project/vllm#999" in capsys.readouterr().err
+
+
+def _python_m_bot(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], capture_output=True, text=True, cwd=ROOT,
+        timeout=120, env={"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_python_m_bot_digest_writes_all_of_it_before_its_quick_exit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `run` ends a digest's process with os._exit: the output must be whole (a pipe,
+    # not a terminal, so nothing is line-buffered) and the same as `main` prints.
+    for explain in ((), ("--explain",)):
+        args = ("digest", "--event", str(EVENT), "--files", str(FILES), "--format", "json")
+        done = _python_m_bot(tmp_path, *args, *explain)
+        assert done.returncode == 0, done.stderr
+        assert main([*args, *explain]) == 0
+        assert done.stdout == capsys.readouterr().out
+        assert json.loads(done.stdout)["markdown"]
+
+
+def test_python_m_bot_failures_exit_as_before(tmp_path: Path) -> None:
+    missing = _python_m_bot(tmp_path, "digest", "--event", str(tmp_path / "none.json"))
+    assert missing.returncode == 2
+    assert "no such file" in missing.stderr
+    version = _python_m_bot(tmp_path, "--version")
+    assert version.returncode == 0
+    assert version.stdout.startswith("digest-bot ")

@@ -100,10 +100,11 @@ class Reviewers(BaseModel):
     teams: tuple[str, ...] = ()
 
 
+# defer_build: only the service routes; the CLI's digest never validates one.
 class RoutingOutcome(BaseModel):
     """What routing did (or would do) on this PR, for the digest's routing section."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     requested_users: tuple[str, ...] = ()
     requested_teams: tuple[str, ...] = ()

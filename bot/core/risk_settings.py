@@ -20,10 +20,12 @@ def _check_regex(value: str) -> str:
     return value
 
 
+# defer_build (both models): a digest from cached rules unpickles its settings and
+# never validates risks.yaml, so the validators are built when it is first parsed.
 class HardwarePlatform(BaseModel):
     """A platform whose code paths need a run on that hardware before merge."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     paths: list[str] = Field(default_factory=list)  # gitignore-style globs
     title_pattern: str = ""  # regex on the title (case-insensitive); "" = none
@@ -116,7 +118,7 @@ def _vllm_hardware() -> dict[str, HardwarePlatform]:
 
 
 class RiskSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     # gitignore-style globs: which changed files are tests, and which are source
     # code that ought to come with a test change.

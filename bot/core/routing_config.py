@@ -29,8 +29,10 @@ def _check_logins(names: list[str]) -> list[str]:
     return _check_names(names, _LOGIN, "login")
 
 
+# defer_build (both models): built when routing.yaml is first parsed, not at import:
+# a digest from cached rules never validates it.
 class Pool(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     users: list[str] = Field(default_factory=list)
     teams: list[str] = Field(default_factory=list)  # team slugs, without the org
@@ -45,7 +47,7 @@ class Pool(BaseModel):
 
 
 class RoutingConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     # Keyed by real label names on the repo (vLLM: torch.compile, multi-modality, ...).
     pools: dict[str, Pool] = Field(default_factory=dict)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
+# defer_build (each model here): a digest without a symbol index never validates one,
+# so `digest-bot digest` does not build their validators at import.
 class SiblingFinding(BaseModel):
     """`changed` was touched; `siblings` share its shape in the same file and scope."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     file: str
     changed: str  # qualname
@@ -17,7 +19,7 @@ class SiblingFinding(BaseModel):
 
 
 class OverrideFinding(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     file: str
     class_name: str
@@ -28,7 +30,7 @@ class OverrideFinding(BaseModel):
 
 
 class CallerFinding(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     file: str
     function: str
@@ -39,7 +41,7 @@ class CallerFinding(BaseModel):
 class RepoContext(BaseModel):
     """Found in the index of the default branch at `commit`; empty lists when nothing was."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     commit: str
     siblings: tuple[SiblingFinding, ...] = ()

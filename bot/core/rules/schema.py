@@ -31,7 +31,11 @@ def _anyof_string(schema: dict[str, Any]) -> None:
 class LocalizedText(BaseModel):
     """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_anyof_string)
+    # defer_build (here and below): a digest from cached rules (bot/rules_cache.py) never
+    # validates a rule file, so the validators are built when one is first parsed.
+    model_config = ConfigDict(
+        defer_build=True, extra="forbid", frozen=True, json_schema_extra=_anyof_string
+    )
 
     en: str = Field(min_length=1)
     zh: str | None = Field(default=None, min_length=1)
@@ -95,14 +99,14 @@ class Condition(BaseModel):
 
 
 class FocusItem(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     text: LocalizedText
     when: Condition | None = None
 
 
 class ChecklistEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     id: str = Field(pattern=_ID)
     text: LocalizedText
@@ -110,7 +114,7 @@ class ChecklistEntry(BaseModel):
 
 
 class AreaRouting(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     labels: list[str] = Field(default_factory=list)
 
@@ -119,6 +123,7 @@ class AreaRule(BaseModel):
     """One rules/<id>.yaml file."""
 
     model_config = ConfigDict(
+        defer_build=True,
         extra="forbid",
         frozen=True,
         title="pr-digest area rule",
