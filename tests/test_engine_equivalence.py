@@ -207,6 +207,11 @@ _CPP_LINES = st.lists(
             "__global__ void k(float* x) {", "void f(int a);", "}", "  x = g(y);", "  }",
             "if (a) {", "int n;", "", "   ", "static int h(", "Foo::bar() const {",
             "#define M(x) x", "// f(x)", "template <int N> void t(int n) {", "(",
+            # Calls and near misses of the may-be-a-signature search.
+            "allow_in_graph(fn) 0.5", "f(x) + g(y)", "a*b(c)", "a&b(", "f (x)", "_x\t(y)",
+            "x\x0bf(y)", "x\u2003f(y)", "é g(x)", "*p = f(x)", "a b", "ab(c d)", "int\n(",
+            "for (i = f(x); i < n; i++) {", "for\tx(y)", "format f(x)", "if_x f(y)",
+            "do\x0bf(x)", "a b(c(d) e",
         ]),
     ).map("".join),
     max_size=25,
@@ -378,3 +383,36 @@ def test_structure_reads_the_first_20000_patch_lines_and_no_more() -> None:
     cap = structure._MAX_PATCH_LINES
     assert notes(cap - 3) == ("condition",)  # its last line is line `cap`
     assert notes(cap - 2) == ()  # the added condition is line cap + 1: not read
+
+
+_RANKED_FILES = st.lists(
+    st.builds(
+        ChangedFile,
+        filename=st.sampled_from(["a.py", "b.py", "a.cu", "z/a.py", "B.h", "c.md", "é.py"]),
+        additions=st.integers(0, 3),
+        deletions=st.integers(0, 2),
+        patch=st.sampled_from([None, "", "@@ -1 +1 @@\n+def f():", "@@ -1 +1 @@\n-class C:",
+                               "@@ -1 +1 @@\n+void g(int x) {", "@@ -1 +1 @@ def h():\n+  x"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_RANKED_FILES)
+def test_symbols_rank_files_like_the_key_tuple_sort(files: list[ChangedFile]) -> None:
+    # The definition: one sort by (-changed lines, name), stable, then each file's symbols.
+    sources = (".py", ".pyi", *symbols._CPP_SUFFIXES)
+    ranked = sorted(
+        (f for f in files if f.patch and f.filename.endswith(sources)),
+        key=lambda f: (-symbols._changed_lines(f), f.filename),
+    )
+    want = [
+        (f.filename, name, change)
+        for f in ranked
+        for name, change in (
+            symbols._python_symbols if f.filename.endswith(".py") else symbols._cpp_symbols
+        )(f.patch or "").resolved()
+    ][:5]
+    got = [(s.file, s.name, s.change) for s in symbols.extract_symbols(files, limit=5)]
+    assert got == want
