@@ -30,8 +30,11 @@ from tests.test_rules_literals import SCANNER, _patch, pull_requests
 
 def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: random.Random) -> None:
     full = scanner.scan(patches)
-    index = scanner.index(patches)
-    assert index.complete == full.complete
+    # Both ways of deciding the budget: a bound first, each text asked when a question
+    # reaches it (the default), and every pattern's candidates listed up front.
+    indexes = [scanner.index(patches), scanner.index(patches, bound_first=False)]
+    for index in indexes:
+        assert index.complete == full.complete
     names = [name for name, _ in patches]
     for pattern_id in range(len(scanner.patterns)):
         hits = full.hits.get(pattern_id, [])
@@ -39,7 +42,9 @@ def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: ran
             allowed = None if rng.random() < 0.3 else {n for n in names if rng.random() < 0.5}
             limit = rng.choice([1, 2, 30])
             inside = [h for h in hits if allowed is None or h[0] in allowed]
-            assert index.first_hits(pattern_id, allowed, limit) == (inside[:limit], bool(hits))
+            for index in indexes:
+                want = (inside[:limit], bool(hits))
+                assert index.first_hits(pattern_id, allowed, limit) == want
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
