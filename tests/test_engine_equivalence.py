@@ -19,13 +19,19 @@ from hypothesis import strategies as st
 from bot.core import escape, risks, structure, symbols
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.patterns import LinePattern
+from bot.core.patterns import LinePattern, encode
 from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
-from bot.core.rules.added import AddedScanner, _added_text, _added_texts, added_lines
+from bot.core.rules.added import (
+    AddedScanner,
+    _added_text,
+    _added_texts,
+    _PatchTexts,
+    added_lines,
+)
 from bot.core.rules.evaluate import SUBJECT_CHARS, _short
 from bot.rules_files import load_rules
-from tests.test_rules_literals import SCANNER, _patch, pull_requests
+from tests.test_rules_literals import SCANNER, _patch, lines, pull_requests
 
 
 def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: random.Random) -> None:
@@ -54,6 +60,52 @@ def test_lazy_hits_are_the_first_hits_of_the_full_scan(
 ) -> None:
     patches = [(f"f{i}.py", _patch(added)) for i, added in enumerate(files)]
     _check_index(SCANNER, patches, rng)
+
+
+# Patches of every shape the index reads from its patches: context and removed lines
+# holding the literals too, file headers, "\\ No newline" markers, other line breaks,
+# patches adding nothing, repeated file names.
+_LINES_AND_BREAKS = st.lists(
+    st.one_of(lines, st.sampled_from(["\r", "\u2028", "\x0b", "\r\n"])), max_size=3
+).map("".join)
+_ANY_PATCH = st.builds(
+    lambda head, marked: head + "\n".join(marker + line for marker, line in marked),
+    st.sampled_from(["@@ -1,2 +1,3 @@\n", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n", ""]),
+    st.lists(st.tuples(st.sampled_from(["+", "+", "-", " ", "\\", "+++ "]), _LINES_AND_BREAKS),
+             max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ANY_PATCH, min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_an_index_reading_its_patches_answers_like_the_full_scan(
+    patches: list[str], rng: random.Random
+) -> None:
+    named = [(f"f{i % 4}.py", patch) for i, patch in enumerate(patches)]
+    _check_index(SCANNER, named, rng)
+    # A pattern without a literal, matching an empty line: a patch adding nothing is
+    # no file of the scan, so it must hit nowhere there.
+    _check_index(EMPTY_LINES, named, rng)
+
+
+EMPTY_LINES = AddedScanner([r"^\s*$", r"^(?:foo|bar)?$"])
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ANY_PATCH, min_size=1, max_size=6))
+def test_patch_texts_hold_every_candidate_and_the_same_added_texts(patches: list[str]) -> None:
+    named = [(f"f{i}.py", patch) for i, patch in enumerate(patches)]
+    texts = _PatchTexts(named, SCANNER._needles)
+    full = _added_texts(named)
+    assert [texts.encoded(i) for i in range(len(named))] == [encode(t) for _, t in full]
+    prepared = SCANNER._prepare(named)
+    assert texts.size >= sum(map(len, prepared.encoded))  # the budget's bound
+    kept = [i for i, (_, text) in enumerate(full) if text]  # AddedTexts' files
+    for literals in SCANNER.literals:
+        listed = {kept[i] for i, _ in prepared.candidates(literals)}
+        may_match = texts.may_match(literals)
+        assert listed <= {i for i in range(len(named)) if may_match(i)}
+        assert texts.may_occur(literals) or not listed
 
 
 def test_over_the_budget_the_index_answers_like_the_partial_scan() -> None:
