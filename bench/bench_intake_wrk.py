@@ -92,17 +92,20 @@ def stored_deliveries(db_path: Path | None) -> int | None:
 
 def one_run(server: RunningServer, deliveries: Path, args: argparse.Namespace,
             tag: str) -> dict[str, Any]:
-    cpu_before = server.cpu_seconds()
+    cpu_before, faults_before = server.cpu_seconds(), server.minor_faults()
     wall = time.monotonic()
     result = run_wrk(server.target.webhook_url, deliveries, threads=args.threads,
                      connections=args.connections, seconds=args.seconds, tag=tag)
     elapsed = time.monotonic() - wall
-    cpu_after = server.cpu_seconds()
+    cpu_after, faults_after = server.cpu_seconds(), server.minor_faults()
     requests = result["requests"]
     result["rps"] = requests / (result["duration_us"] / 1e6)
     result["server_cpu_us_per_request"] = (
         None if cpu_before is None or cpu_after is None or requests == 0
         else (cpu_after - cpu_before) / requests * 1e6)
+    result["server_faults_per_request"] = (
+        None if faults_before is None or faults_after is None or requests == 0
+        else (faults_after - faults_before) / requests)
     result["wall_seconds"] = round(elapsed, 2)
     result["loadavg_1m"] = os.getloadavg()[0]
     return result
@@ -118,6 +121,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "rps": median("rps"), "p50_ms": median("p50_us") / 1000,
         "p99_ms": median("p99_us") / 1000, "cpu_us": median("server_cpu_us_per_request"),
+        "faults": median("server_faults_per_request"),
         "non_2xx": sum(r["non_2xx"] for r in runs),
         "socket_errors": sum(r["connect_errors"] + r["read_errors"] + r["write_errors"]
                              + r["timeouts"] for r in runs),
@@ -192,7 +196,7 @@ def before_target(checkout: Path, secret: str, workdir: Path) -> Target:
 def ratios(targets: dict[str, dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     mine = targets.get("pr-digest")
-    for other in ("bare", "probot", "before"):
+    for other in ("bare", "bare-heap", "probot", "before"):
         theirs = targets.get(other)
         if mine and theirs:
             out[f"rps pr-digest/{other}"] = round(mine["rps"] / theirs["rps"], 2)
@@ -203,11 +207,12 @@ def ratios(targets: dict[str, dict[str, Any]]) -> dict[str, float]:
 def format_report(report: dict[str, Any]) -> str:
     lines = [f"machine: {report['machine']}", f"settings: {report['settings']}",
              f"start to first /healthz (s): {report.get('start_seconds')}", "",
-             "target        req/s   p50 ms   p99 ms  cpu us/req  non-2xx  sock-err  rounds"]
+             "target        req/s   p50 ms   p99 ms  cpu us/req  faults/req  non-2xx"
+             "  sock-err  rounds"]
     for name, t in report["targets"].items():
         lines.append(f"{name:<10} {t['rps']:8.0f} {t['p50_ms']:8.2f} {t['p99_ms']:8.2f} "
-                     f"{t['cpu_us']:11.0f} {t['non_2xx']:8d} {t['socket_errors']:9d}  "
-                     f"{t['rounds_rps']}")
+                     f"{t['cpu_us']:11.0f} {t['faults']:11.2f} {t['non_2xx']:8d} "
+                     f"{t['socket_errors']:9d}  {t['rounds_rps']}")
     lines.append("")
     lines.extend(f"{k}: {v}" for k, v in report["ratios"].items())
     for mine in ("pr-digest", "before"):

@@ -41,17 +41,18 @@ _context: ContextVar[dict[str, object] | None] = ContextVar("pr_digest_log_conte
 
 class _BoundLogContext:
     # A class, not @contextmanager: the webhook ack binds a delivery id several times
-    # per delivery, and a generator-based manager costs several times this.
+    # per delivery, and a generator-based manager costs several times this. One object
+    # may be entered again once it has been exited (the ack's callbacks each enter theirs).
     __slots__ = ("_fields", "_token")
 
     def __init__(self, fields: dict[str, object]) -> None:
-        self._fields = fields
+        self._fields = {k: v for k, v in fields.items() if v is not None}
         self._token: Token[dict[str, object] | None] | None = None
 
     def __enter__(self) -> None:
-        current = _context.get() or {}
-        self._token = _context.set(
-            {**current, **{k: v for k, v in self._fields.items() if v is not None}})
+        current = _context.get()
+        # Nobody mutates a bound dict: with nothing bound around it, ours is used as is.
+        self._token = _context.set({**current, **self._fields} if current else self._fields)
 
     def __exit__(self, *exc_info: object) -> None:
         if self._token is not None:
@@ -68,6 +69,21 @@ def extra_fields(record: logging.LogRecord) -> dict[str, object]:
     """The record's own fields (from `extra=` and the bound context), known ones first."""
     return _known_first(
         {k: v for k, v in record.__dict__.items() if k not in _RECORD_ATTRIBUTES})
+
+
+# The hot path logs the same few key sets over and over: their order is worked out once.
+_key_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
+_KEY_ORDERS_KEPT = 256
+
+
+def _key_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """`keys` as `_known_first` orders them."""
+    order = _key_orders.get(keys)
+    if order is None:
+        order = tuple(_known_first(dict.fromkeys(keys)))
+        if len(_key_orders) < _KEY_ORDERS_KEPT:
+            _key_orders[keys] = order
+    return order
 
 
 def _known_first(fields: dict[str, object]) -> dict[str, object]:
@@ -125,15 +141,16 @@ def _nothing_to_redact(values: Iterable[object]) -> bool:
     """True when these values are plain scalars and no text among them could hold a
     pattern or a registered secret: a substring of one value is a substring of their
     join, so one check of the join stands for one per value."""
-    texts = []
-    for value in values:
-        if isinstance(value, str):
-            texts.append(value)
-        elif not (value is None or isinstance(value, int | float)):
-            return False
-    joined = "\x00".join(texts)
+    values = tuple(values)
+    if not _PLAIN_TYPES.issuperset(map(type, values)):
+        return False
+    joined = "\x00".join([value for value in values if type(value) is str])
     return not _may_match_patterns(joined) and not any(
         secret in joined for secret in _secrets_longest_first)
+
+
+# Exactly these (no subclasses: a str subclass may format itself differently).
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
 def _redact_value(value: object, depth: int = 0) -> object:
@@ -241,14 +258,15 @@ class HotPathLog:
         if handler is None:
             logger.log(level, "%s", message, extra=fields)
             return
+        context = _context.get()
+        if context and not context.keys() <= fields.keys():
+            # An explicit field wins over the bound context, as the logging path has it.
+            fields = fields | {k: v for k, v in context.items() if k not in fields}
         line = _line_head(time.time(), logging.getLevelName(level), redact(message),
                           logger.name)
-        merged = dict(fields)
-        for name, value in (_context.get() or {}).items():
-            merged.setdefault(name, value)
-        ordered = _known_first(merged)
-        plain = _nothing_to_redact(ordered.values())
-        for name, value in ordered.items():
+        plain = _nothing_to_redact(fields.values())
+        for name in _key_order(tuple(fields)):
+            value = fields[name]
             if value is not None and name not in line:
                 line[name] = value if plain else _redact_value(value)
         # The message and every value are redacted already; the keys are ours.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import uvicorn
 
 from bot.deferred_worker import DeferredWorker
+from bot.heap import keep_freed_heap
 from bot.intake.app import IntakeApp, create_app
 from bot.intake.http_protocol import guarded_protocol
 from bot.logs import configure_logging, default_log_format, register_secret
@@ -120,6 +121,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     # What lives as long as the process stays out of the collector's full passes; the
     # worker side freezes again once built (bot/deferred_worker.py says why).
     gc.freeze()
+    keep_freed_heap()
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
     log.info("pr-digest listening on http://%s:%d (%s: %s)", host, port, mode,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 from bot.queue.store import Delivery, NewJob, SqliteJobStore, StoreUnavailable, command_key, pr_key
 
 REPO = "vllm-project/vllm"
@@ -124,6 +125,44 @@ async def test_delivery_dedup_and_requeue_after_parking(
     assert job.state == "queued"
     assert job.attempts == 0
     assert (await store.claim()) is not None
+
+
+async def test_redelivery_in_a_batch_of_new_deliveries_leaves_no_stray_job(
+    store: SqliteJobStore, clock: Clock
+) -> None:
+    # An accepted delivery is stored optimistically (job first, then its record); a
+    # redelivery of a parked job's delivery is found out by that record and undone, so
+    # it requeues the parked job instead of adding one, and the rest of its tick's
+    # transaction stands.
+    first = Delivery(delivery_id="d-1", event="pull_request", action="opened")
+    _, job_id, _ = await store.accept_delivery(first, pr_job(7))
+    for _ in range(3):
+        clock.now += 3600
+        assert (await store.claim()) is not None
+        await store.fail(job_id, "boom")
+    outcomes = await asyncio.gather(
+        store.accept_delivery(Delivery(delivery_id="d-2", event="pull_request"), pr_job(8)),
+        store.accept_delivery(first, pr_job(7)),
+        store.accept_delivery(Delivery(delivery_id="d-3", event="pull_request"), pr_job(9)),
+    )
+    assert [outcome[0] for outcome in outcomes] == ["accepted", "requeued", "accepted"]
+    assert outcomes[1][1] == job_id
+    jobs = await store.list_jobs()
+    assert sorted(job.number or 0 for job in jobs) == [7, 8, 9]
+    assert {job.state for job in jobs} == {"queued"}
+
+
+async def test_an_ignored_delivery_accepted_later_is_recorded_with_its_job(
+    store: SqliteJobStore, tmp_path: Path
+) -> None:
+    delivery = Delivery(delivery_id="d-5", event="pull_request", action="edited")
+    assert await store.record_delivery(delivery, "ignored")
+    outcome, job_id, _ = await store.accept_delivery(delivery, pr_job(5))
+    assert outcome == "accepted"
+    with sqlite3.connect(tmp_path / "jobs.db") as conn:
+        rows = conn.execute("SELECT outcome, job_id FROM deliveries").fetchall()
+    assert rows == [("accepted", job_id)]
+    assert (await store.accept_delivery(delivery, pr_job(5)))[:2] == ("duplicate", job_id)
 
 
 async def test_backoff_grows_exponentially_with_jitter_and_caps(tmp_path: Path) -> None:
@@ -342,3 +381,41 @@ async def test_ping_writes(tmp_path: Path) -> None:
             assert conn.execute("SELECT COUNT(*) FROM health").fetchone() == (1,)
     finally:
         s.close()
+
+
+async def test_a_rerun_call_is_undone_and_run_again_even_beside_a_failing_one(
+    tmp_path: Path,
+) -> None:
+    # One call fails, so the tick's calls run again each in its own savepoint; a call
+    # asking to be rerun has its first try undone there too, and the others stand.
+    writer = SqliteWriter(str(tmp_path / "w.db"), "CREATE TABLE t (v TEXT);")
+    tries: list[str] = []
+
+    def rerun_once(conn: sqlite3.Connection) -> str:
+        if not tries:
+            tries.append("optimistic")
+            conn.execute("INSERT INTO t VALUES ('optimistic')")
+            raise RerunOp
+        tries.append("careful")
+        conn.execute("INSERT INTO t VALUES ('careful')")
+        return "careful"
+
+    def fails(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT INTO t VALUES ('failed')")
+        raise ValueError("boom")
+
+    def plain(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT INTO t VALUES ('plain')")
+        return "plain"
+
+    try:
+        # The failing call first: the rerun is asked for inside the savepoint pass.
+        results = await asyncio.gather(writer.run(fails), writer.run(rerun_once),
+                                       writer.run(plain), return_exceptions=True)
+        assert isinstance(results[0], ValueError)
+        assert list(results[1:]) == ["careful", "plain"]
+        assert tries == ["optimistic", "careful"]
+        rows = sorted(r[0] for r in writer._conn.execute("SELECT v FROM t"))
+        assert rows == ["careful", "plain"]
+    finally:
+        writer.close()

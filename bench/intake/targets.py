@@ -4,12 +4,15 @@
   run, GitHub pointed at a closed loopback port and a settle time longer than the run,
   so the worker never processes during the measurement: we measure intake only.
 - bare: bench/intake/bare_app.py, starlette + uvicorn answering 202 with no work.
+- bare-heap: the same, with the malloc trim threshold pr-digest sets for itself at start
+  (bot/heap.py): the like-for-like floor.
 - probot: bench/intake/probot_app, a no-op `pull_request` handler behind Probot's own
   signature check, with a throwaway App key made for this run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -24,11 +27,13 @@ import httpx
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from bot.heap import TRIM_THRESHOLD_BYTES
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBOT_DIR = Path(__file__).resolve().parent / "probot_app"
 # Nothing listens on the discard port: any accidental GitHub call fails at once, locally.
 DEAD_GITHUB = "127.0.0.1:9"
-TARGET_NAMES = ("pr-digest", "bare", "probot")
+TARGET_NAMES = ("pr-digest", "bare", "bare-heap", "probot")
 
 
 class TargetUnavailable(Exception):
@@ -188,14 +193,24 @@ class RunningServer:
 
     def cpu_seconds(self) -> float | None:
         """User + system CPU the server process has used so far (all its threads)."""
+        fields = self._stat()
+        # utime and stime are fields 14 and 15 of proc(5); fields[0] here is field 3.
+        return None if fields is None else (
+            (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+
+    def minor_faults(self) -> int | None:
+        """Minor page faults the server process has taken so far (field 10 of proc(5)):
+        memory handed back to the kernel and faulted in again shows here."""
+        fields = self._stat()
+        return None if fields is None else int(fields[7])
+
+    def _stat(self) -> list[str] | None:
         if self._process is None:
             return None
         try:
-            fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return None
-        # utime and stime are fields 14 and 15 of proc(5); fields[0] here is field 3.
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def log_tail(self, chars: int = 800) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -207,6 +222,13 @@ def make_target(name: str, secret: str, workdir: Path) -> Target:
         return pr_digest_target(secret, workdir)
     if name == "bare":
         return bare_target()
+    if name == "bare-heap":
+        # The floor on pr-digest's own footing: the same malloc trim threshold that
+        # `digest-bot serve` sets at start (bot/heap.py), which spares bare starlette
+        # its page faults too.
+        bare = bare_target()
+        return dataclasses.replace(bare, name="bare-heap", env=bare.env | {
+            "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD_BYTES)})
     if name == "probot":
         return probot_target(secret, workdir)
     raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGET_NAMES)}")

@@ -403,7 +403,8 @@ class _Intake:
         raise _Rejected(401, "webhook secret not configured", "unauthorized")
 
     def open_exchange(self, raw_headers: list[tuple[bytes, bytes]],
-                      respond: Callable[[int, bytes], None]) -> WebhookExchange | None:
+                      respond: Callable[[int, bytes], None],
+                      loop: asyncio.AbstractEventLoop) -> WebhookExchange | None:
         """The HTTP protocol's ack route (bot/intake/http_protocol.py): this delivery
         handled from the protocol's own callbacks, with no ASGI task, messages or
         future, or None to leave it to the ASGI path. Taken only for what needs none of
@@ -417,7 +418,7 @@ class _Intake:
         if declared is None or (declared.isdigit() and _LARGE_BODY_BYTES < int(declared)
                                 <= self.settings.max_body_bytes):
             return None
-        return WebhookExchange(self, self.store, headers, respond)
+        return WebhookExchange(self, self.store, headers, respond, loop)
 
     async def _record_ignored(self, delivery: Delivery) -> None:
         try:
@@ -462,25 +463,30 @@ class WebhookExchange:
     __slots__ = (
         "_body",
         "_body_complete",
-        "_delivery_id",
         "_done",
         "_headers",
         "_intake",
+        "_log_context",
+        "_loop",
         "_respond",
         "_started",
         "_store",
     )
 
     def __init__(self, intake: _Intake, store: SqliteJobStore, headers: dict[str, str],
-                 respond: Callable[[int, bytes], None]) -> None:
-        self._intake, self._store, self._headers, self._respond = (
-            intake, store, headers, respond)
+                 respond: Callable[[int, bytes], None],
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self._intake, self._store, self._headers, self._respond, self._loop = (
+            intake, store, headers, respond, loop)
         self._started = time.perf_counter()
-        self._delivery_id = headers.get("x-github-delivery", "")[:80] or None
+        # Every line logged while handling this delivery carries its id; entered once per
+        # callback from the protocol.
+        self._log_context = bind_log_context(
+            delivery=headers.get("x-github-delivery", "")[:80] or None)
         self._done = False
         self._body_complete = False
         self._body: _Body | None = None
-        with bind_log_context(delivery=self._delivery_id):
+        with self._log_context:
             try:
                 self._body = intake._before_body(headers)
             except Exception as exc:
@@ -492,7 +498,7 @@ class WebhookExchange:
         try:
             self._body.add(chunk)
         except _Rejected as rejected:
-            with bind_log_context(delivery=self._delivery_id):
+            with self._log_context:
                 self._answer(_failure_reply(rejected))
 
     def complete(self) -> None:
@@ -500,7 +506,7 @@ class WebhookExchange:
         self._body_complete = True
         if self._done or self._body is None:
             return
-        with bind_log_context(delivery=self._delivery_id):
+        with self._log_context:
             try:
                 decision = self._intake._decide(self._headers, self._body.verified())
                 if isinstance(decision, _Reply):
@@ -508,11 +514,12 @@ class WebhookExchange:
                 elif isinstance(decision, _Ignore):
                     self._store.submit_record(
                         decision.delivery, "ignored",
-                        lambda _, error: self._recorded(decision, error))
+                        lambda _, error: self._recorded(decision, error), self._loop)
                 else:
                     self._store.submit_accept(
                         decision.delivery, decision.job,
-                        lambda result, error: self._stored(decision, result, error))
+                        lambda result, error: self._stored(decision, result, error),
+                        self._loop)
             except Exception as exc:
                 self._answer(_failure_reply(exc))
 
@@ -521,12 +528,12 @@ class WebhookExchange:
         and logged as the ASGI path does; nothing is stored and no answer is written.
         Once the body is complete the delivery is being stored: it goes ahead."""
         if not self._done and not self._body_complete:
-            with bind_log_context(delivery=self._delivery_id):
+            with self._log_context:
                 self._answer(_failure_reply(_disconnected()), write=False)
 
     def _stored(self, accept: _Accept, result: Accepted | None,
                 error: BaseException | None) -> None:
-        with bind_log_context(delivery=self._delivery_id):
+        with self._log_context:
             try:
                 if error is not None:
                     raise error
@@ -536,7 +543,7 @@ class WebhookExchange:
                 self._answer(_failure_reply(exc))
 
     def _recorded(self, ignore: _Ignore, error: BaseException | None) -> None:
-        with bind_log_context(delivery=self._delivery_id):
+        with self._log_context:
             if error is not None:
                 _not_recorded(ignore.delivery)
             self._answer(ignore.reply)

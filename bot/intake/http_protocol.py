@@ -49,9 +49,10 @@ class AckExchange(Protocol):
 
 class AckRoute(Protocol):
     def open_exchange(self, raw_headers: list[tuple[bytes, bytes]],
-                      respond: Callable[[int, bytes], None]) -> AckExchange | None:
-        """An exchange for this request, which calls `respond(status, json_body)` once;
-        or None: serve it through the ASGI app."""
+                      respond: Callable[[int, bytes], None],
+                      loop: asyncio.AbstractEventLoop) -> AckExchange | None:
+        """An exchange for this request, which calls `respond(status, json_body)` once
+        on `loop` (the connection's); or None: serve it through the ASGI app."""
 
 
 class _AckCycle:
@@ -174,7 +175,8 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
                           and self.parser.should_keep_alive())
         # Current before the route runs: it may answer at once (a 401 before the body).
         self.cycle = cycle  # type: ignore[assignment]
-        exchange = route.open_exchange(self.headers, functools.partial(self._ack_respond, cycle))
+        exchange = route.open_exchange(self.headers, functools.partial(self._ack_respond, cycle),
+                                       self.loop)
         if exchange is None:
             self.cycle = previous
             return False

@@ -33,6 +33,11 @@ class StoreUnavailable(Exception):
     """The database cannot be reached or written; intake answers 503."""
 
 
+class RerunOp(Exception):
+    """Raised by a call to have what it did so far undone and to be run again, once (it
+    tried an optimistic shortcut that turned out not to apply)."""
+
+
 class SqliteWriter:
     """One connection, guarded by a lock (the intake's loop and the worker's loop both
     write). Calls that arrive together share one transaction (group commit), each inside
@@ -66,8 +71,8 @@ class SqliteWriter:
 
     async def run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run `fn` at the end of this loop tick; returns once its transaction has
-        committed. `fn` may run twice (the first run rolled back): it must only touch
-        `conn`."""
+        committed. `fn` may run more than once (the earlier runs rolled back): it must
+        only touch `conn`. It may raise `RerunOp` to be undone and run again, once."""
         if self._closed:
             raise StoreUnavailable("store is closed")
         loop = asyncio.get_running_loop()
@@ -76,12 +81,14 @@ class SqliteWriter:
         return await future
 
     def submit(self, fn: Callable[[sqlite3.Connection], _T],
-               done: Callable[[_T | None, BaseException | None], None]) -> None:
+               done: Callable[[_T | None, BaseException | None], None],
+               loop: asyncio.AbstractEventLoop) -> None:
         """`run` without a coroutine: `done(result, None)` or `done(None, error)` is called
-        on this loop once the tick's transaction has committed (or failed). For callers
-        with no task of their own (the HTTP protocol's webhook ack), where a future and
-        a task wake-up per call cost more than the call. Must be called on a running loop."""
-        loop = asyncio.get_running_loop()
+        on `loop` once the tick's transaction has committed (or failed). For callers with
+        no task of their own (the HTTP protocol's webhook ack), where a future and a task
+        wake-up per call cost more than the call. Must be called on `loop`, running: the
+        caller passes it because `asyncio.get_running_loop()` costs a `getpid` system
+        call each time (its fork check)."""
         if self._closed:
             loop.call_soon(done, None, StoreUnavailable("store is closed"))
             return
@@ -162,7 +169,11 @@ class SqliteWriter:
             for op in batch:
                 conn.execute("SAVEPOINT op")
                 try:
-                    result = op.fn(conn)
+                    try:
+                        result = op.fn(conn)
+                    except RerunOp:
+                        conn.execute("ROLLBACK TO op")
+                        result = op.fn(conn)
                 except Exception as exc:
                     conn.execute("ROLLBACK TO op")
                     conn.execute("RELEASE op")

@@ -6,18 +6,19 @@ job recomputes the digest from GitHub, so coalescing and re-running are harmless
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import random
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.queue.sqlite_writer import SqliteWriter
+from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 
 # Part of the JobStore contract (every method may raise it), so callers import it from
 # here; it is defined next to the SQLite writer that raises it.
@@ -172,6 +173,16 @@ _COLUMNS = (
 )
 
 
+# A new delivery's row, or the accepted outcome over an earlier "ignored" record of the
+# same id; a row that already names a job is left alone (no change: seen before).
+_RECORD_ACCEPTED = (
+    "INSERT INTO deliveries VALUES (?, ?, ?, ?, 'accepted', ?) ON CONFLICT (delivery_id)"
+    " DO UPDATE SET event = excluded.event, action = excluded.action,"
+    " received_at = excluded.received_at, outcome = 'accepted', job_id = excluded.job_id"
+    " WHERE deliveries.job_id IS NULL"
+)
+
+
 def _row_to_job(row: sqlite3.Row) -> Job:
     return Job(
         id=row["id"], kind=row["kind"], key=row["key"], installation_id=row["installation_id"],
@@ -179,6 +190,18 @@ def _row_to_job(row: sqlite3.Row) -> Job:
         delivery_id=row["delivery_id"], attempts=row["attempts"], state=row["state"],
         not_before=row["not_before"], last_error=row["last_error"],
     )
+
+
+def _oldest(rows: Iterable[sqlite3.Row]) -> sqlite3.Row | None:
+    """The row with the lowest id: what `ORDER BY id LIMIT 1` returns. In Python because
+    `state IN (...)` reads two ranges of the (key, state) index, which SQLite would merge
+    with a temporary B-tree per call; a key has at most one pending job, so this sees
+    one row or none."""
+    return min(rows, key=_row_id, default=None)
+
+
+def _row_id(row: sqlite3.Row) -> int:
+    return int(row["id"])
 
 
 def merge_payloads(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +213,14 @@ def merge_payloads(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[name] = value
     return merged
+
+
+def _merged_text(stored: str, new: dict[str, Any]) -> str:
+    """A pending job's stored payload with `new` merged in, as stored text. A burst of
+    the same event changes nothing: the stored text is kept rather than re-encoded."""
+    old = json.loads(stored)
+    merged = merge_payloads(old, new)
+    return stored if merged == old else json.dumps(merged)
 
 
 class SqliteJobStore:
@@ -238,15 +269,30 @@ class SqliteJobStore:
         return await self._writer.run(self._accept_op(delivery, job))
 
     def submit_accept(self, delivery: Delivery, job: NewJob,
-                      done: Callable[[Accepted | None, BaseException | None], None]) -> None:
+                      done: Callable[[Accepted | None, BaseException | None], None],
+                      loop: asyncio.AbstractEventLoop) -> None:
         """`accept_delivery` for a caller without a task (the HTTP protocol's ack): `done`
-        hears the outcome on this loop once the transaction has committed."""
-        self._writer.submit(self._accept_op(delivery, job), done)
+        hears the outcome on `loop`, the running one, once the transaction has committed."""
+        self._writer.submit(self._accept_op(delivery, job), done, loop)
 
     def _accept_op(self, delivery: Delivery, job: NewJob,
                    ) -> Callable[[sqlite3.Connection], Accepted]:
+        optimistic = True
+
         def op(conn: sqlite3.Connection) -> Accepted:
+            nonlocal optimistic
             now = self._clock()
+            if optimistic:
+                # Almost every delivery is new: store its job, then record it, and learn
+                # from that one statement whether it was seen before. If it was (an
+                # operator's redelivery), this run is undone and the op runs again the
+                # careful way, which looks first.
+                job_id, due_at = self._enqueue(conn, job, delivery.delivery_id, now)
+                if conn.execute(_RECORD_ACCEPTED, (delivery.delivery_id, delivery.event,
+                                                   delivery.action, now, job_id)).rowcount:
+                    return Accepted("accepted", job_id, due_at)
+                optimistic = False
+                raise RerunOp
             seen = conn.execute(
                 "SELECT job_id FROM deliveries WHERE delivery_id = ?", (delivery.delivery_id,)
             ).fetchone()
@@ -276,9 +322,10 @@ class SqliteJobStore:
         return await self._writer.run(self._record_op(delivery, outcome))
 
     def submit_record(self, delivery: Delivery, outcome: str,
-                      done: Callable[[bool | None, BaseException | None], None]) -> None:
+                      done: Callable[[bool | None, BaseException | None], None],
+                      loop: asyncio.AbstractEventLoop) -> None:
         """`record_delivery` with a callback, as `submit_accept`."""
-        self._writer.submit(self._record_op(delivery, outcome), done)
+        self._writer.submit(self._record_op(delivery, outcome), done, loop)
 
     def _record_op(self, delivery: Delivery, outcome: str,
                    ) -> Callable[[sqlite3.Connection], bool]:
@@ -314,19 +361,18 @@ class SqliteJobStore:
         # PR-Agent's pattern: at most one running and one pending job per PR. A new event
         # merges into the pending one and pushes it back (vLLM's body-cleanup `edited`
         # arrives seconds after `opened`; force-pushes come in bursts).
-        pending = conn.execute(
-            "SELECT id, payload FROM jobs WHERE key = ? AND state IN ('queued', 'failed')"
-            " ORDER BY id LIMIT 1",
+        pending = _oldest(conn.execute(
+            "SELECT id, payload FROM jobs WHERE key = ? AND state IN ('queued', 'failed')",
             (job.key,),
-        ).fetchone()
+        ))
         not_before = now + self._settle
         if pending is None:
             return self._insert(conn, job, delivery_id, now, not_before=not_before), not_before
-        payload = merge_payloads(json.loads(pending["payload"]), job.payload)
         conn.execute(
             "UPDATE jobs SET payload = ?, state = 'queued', not_before = ?, updated_at = ?,"
             " installation_id = COALESCE(?, installation_id) WHERE id = ?",
-            (json.dumps(payload), not_before, now, job.installation_id, pending["id"]),
+            (_merged_text(pending["payload"], job.payload), not_before, now,
+             job.installation_id, pending["id"]),
         )
         return int(pending["id"]), not_before
 
@@ -336,20 +382,20 @@ class SqliteJobStore:
         """Throttled, not debounced: vLLM merges many PRs an hour, so a push folds into
         the pending refresh (newest commit wins) without pushing it back; the index is
         at most `index_settle_seconds` behind the branch, and rebuilt at most that often."""
-        pending = conn.execute(
+        pending = _oldest(conn.execute(
             "SELECT id, payload, not_before FROM jobs WHERE key = ?"
-            " AND state IN ('queued', 'failed') ORDER BY id LIMIT 1",
+            " AND state IN ('queued', 'failed')",
             (job.key,),
-        ).fetchone()
+        ))
         if pending is None:
             # A push waits out the window; "no index yet" (no sha: start-up) runs now.
             not_before = now + (self._index_settle if job.payload.get("sha") else 0.0)
             return self._insert(conn, job, delivery_id, now, not_before=not_before), not_before
-        payload = merge_payloads(json.loads(pending["payload"]), job.payload)
         conn.execute(
             "UPDATE jobs SET payload = ?, updated_at = ?,"
             " installation_id = COALESCE(?, installation_id) WHERE id = ?",
-            (json.dumps(payload), now, job.installation_id, pending["id"]),
+            (_merged_text(pending["payload"], job.payload), now, job.installation_id,
+             pending["id"]),
         )
         return int(pending["id"]), float(pending["not_before"])
 
