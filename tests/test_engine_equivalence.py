@@ -19,19 +19,28 @@ from hypothesis import strategies as st
 from bot.core import escape, risks, structure, symbols
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.patterns import LinePattern
+from bot.core.patterns import LinePattern, encode
 from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
-from bot.core.rules.added import AddedScanner, _added_text, _added_texts, added_lines
+from bot.core.rules.added import (
+    AddedScanner,
+    _added_text,
+    _added_texts,
+    _PatchTexts,
+    added_lines,
+)
 from bot.core.rules.evaluate import SUBJECT_CHARS, _short
 from bot.rules_files import load_rules
-from tests.test_rules_literals import SCANNER, _patch, pull_requests
+from tests.test_rules_literals import SCANNER, _patch, lines, pull_requests
 
 
 def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: random.Random) -> None:
     full = scanner.scan(patches)
-    index = scanner.index(patches)
-    assert index.complete == full.complete
+    # Both ways of deciding the budget: a bound first, each text asked when a question
+    # reaches it (the default), and every pattern's candidates listed up front.
+    indexes = [scanner.index(patches), scanner.index(patches, bound_first=False)]
+    for index in indexes:
+        assert index.complete == full.complete
     names = [name for name, _ in patches]
     for pattern_id in range(len(scanner.patterns)):
         hits = full.hits.get(pattern_id, [])
@@ -39,7 +48,9 @@ def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: ran
             allowed = None if rng.random() < 0.3 else {n for n in names if rng.random() < 0.5}
             limit = rng.choice([1, 2, 30])
             inside = [h for h in hits if allowed is None or h[0] in allowed]
-            assert index.first_hits(pattern_id, allowed, limit) == (inside[:limit], bool(hits))
+            for index in indexes:
+                want = (inside[:limit], bool(hits))
+                assert index.first_hits(pattern_id, allowed, limit) == want
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -49,6 +60,52 @@ def test_lazy_hits_are_the_first_hits_of_the_full_scan(
 ) -> None:
     patches = [(f"f{i}.py", _patch(added)) for i, added in enumerate(files)]
     _check_index(SCANNER, patches, rng)
+
+
+# Patches of every shape the index reads from its patches: context and removed lines
+# holding the literals too, file headers, "\\ No newline" markers, other line breaks,
+# patches adding nothing, repeated file names.
+_LINES_AND_BREAKS = st.lists(
+    st.one_of(lines, st.sampled_from(["\r", "\u2028", "\x0b", "\r\n"])), max_size=3
+).map("".join)
+_ANY_PATCH = st.builds(
+    lambda head, marked: head + "\n".join(marker + line for marker, line in marked),
+    st.sampled_from(["@@ -1,2 +1,3 @@\n", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n", ""]),
+    st.lists(st.tuples(st.sampled_from(["+", "+", "-", " ", "\\", "+++ "]), _LINES_AND_BREAKS),
+             max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ANY_PATCH, min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_an_index_reading_its_patches_answers_like_the_full_scan(
+    patches: list[str], rng: random.Random
+) -> None:
+    named = [(f"f{i % 4}.py", patch) for i, patch in enumerate(patches)]
+    _check_index(SCANNER, named, rng)
+    # A pattern without a literal, matching an empty line: a patch adding nothing is
+    # no file of the scan, so it must hit nowhere there.
+    _check_index(EMPTY_LINES, named, rng)
+
+
+EMPTY_LINES = AddedScanner([r"^\s*$", r"^(?:foo|bar)?$"])
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ANY_PATCH, min_size=1, max_size=6))
+def test_patch_texts_hold_every_candidate_and_the_same_added_texts(patches: list[str]) -> None:
+    named = [(f"f{i}.py", patch) for i, patch in enumerate(patches)]
+    texts = _PatchTexts(named, SCANNER._needles)
+    full = _added_texts(named)
+    assert [texts.encoded(i) for i in range(len(named))] == [encode(t) for _, t in full]
+    prepared = SCANNER._prepare(named)
+    assert texts.size >= sum(map(len, prepared.encoded))  # the budget's bound
+    kept = [i for i, (_, text) in enumerate(full) if text]  # AddedTexts' files
+    for literals in SCANNER.literals:
+        listed = {kept[i] for i, _ in prepared.candidates(literals)}
+        may_match = texts.may_match(literals)
+        assert listed <= {i for i in range(len(named)) if may_match(i)}
+        assert texts.may_occur(literals) or not listed
 
 
 def test_over_the_budget_the_index_answers_like_the_partial_scan() -> None:
@@ -207,6 +264,11 @@ _CPP_LINES = st.lists(
             "__global__ void k(float* x) {", "void f(int a);", "}", "  x = g(y);", "  }",
             "if (a) {", "int n;", "", "   ", "static int h(", "Foo::bar() const {",
             "#define M(x) x", "// f(x)", "template <int N> void t(int n) {", "(",
+            # Calls and near misses of the may-be-a-signature search.
+            "allow_in_graph(fn) 0.5", "f(x) + g(y)", "a*b(c)", "a&b(", "f (x)", "_x\t(y)",
+            "x\x0bf(y)", "x\u2003f(y)", "é g(x)", "*p = f(x)", "a b", "ab(c d)", "int\n(",
+            "for (i = f(x); i < n; i++) {", "for\tx(y)", "format f(x)", "if_x f(y)",
+            "do\x0bf(x)", "a b(c(d) e",
         ]),
     ).map("".join),
     max_size=25,
@@ -378,3 +440,36 @@ def test_structure_reads_the_first_20000_patch_lines_and_no_more() -> None:
     cap = structure._MAX_PATCH_LINES
     assert notes(cap - 3) == ("condition",)  # its last line is line `cap`
     assert notes(cap - 2) == ()  # the added condition is line cap + 1: not read
+
+
+_RANKED_FILES = st.lists(
+    st.builds(
+        ChangedFile,
+        filename=st.sampled_from(["a.py", "b.py", "a.cu", "z/a.py", "B.h", "c.md", "é.py"]),
+        additions=st.integers(0, 3),
+        deletions=st.integers(0, 2),
+        patch=st.sampled_from([None, "", "@@ -1 +1 @@\n+def f():", "@@ -1 +1 @@\n-class C:",
+                               "@@ -1 +1 @@\n+void g(int x) {", "@@ -1 +1 @@ def h():\n+  x"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_RANKED_FILES)
+def test_symbols_rank_files_like_the_key_tuple_sort(files: list[ChangedFile]) -> None:
+    # The definition: one sort by (-changed lines, name), stable, then each file's symbols.
+    sources = (".py", ".pyi", *symbols._CPP_SUFFIXES)
+    ranked = sorted(
+        (f for f in files if f.patch and f.filename.endswith(sources)),
+        key=lambda f: (-symbols._changed_lines(f), f.filename),
+    )
+    want = [
+        (f.filename, name, change)
+        for f in ranked
+        for name, change in (
+            symbols._python_symbols if f.filename.endswith(".py") else symbols._cpp_symbols
+        )(f.patch or "").resolved()
+    ][:5]
+    got = [(s.file, s.name, s.change) for s in symbols.extract_symbols(files, limit=5)]
+    assert got == want

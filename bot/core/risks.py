@@ -327,7 +327,8 @@ def _missing_gpu_eval(ctx: _Context) -> Risk | None:
     if not high and ctx.body.run_evidence:
         severity = "low"  # it ran (tests passed, a CI build, a named device), unmeasured
     said = list(admitted[:3]) or [t(ctx.lang, "risk.missing-gpu-eval.no-evidence")]
-    backing = [a for a in numerics_areas if set(a.files) & set(files)] or (
+    chosen = set(files)
+    backing = [a for a in numerics_areas if not chosen.isdisjoint(a.files)] or (
         [] if files else numerics_areas[:1]
     )
     claimed = {f for a in backing for f in a.files}
@@ -478,7 +479,7 @@ def _hardware_unverified(ctx: _Context) -> Risk | None:
             if f.status != "removed"
             and f.filename in platform_files
             and f.filename not in ctx.test_files
-        ]
+        ] if platform_files else []  # most platforms touch none of a PR's 3,000 files
         titled = platform.title is not None and platform.title.search(ctx.facts.title) is not None
         if not files and not titled:
             continue

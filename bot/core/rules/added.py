@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -137,10 +137,14 @@ class NeedleSet:
     def present(self, text: str) -> tuple[frozenset[str], frozenset[str]] | None:
         """(the needles, the folded needles) occurring in `text`; None when the set cannot
         tell (RE2 ran out of memory), and then every needle must be looked for."""
+        return self.present_in(_raw(text))
+
+    def present_in(self, data: bytes) -> tuple[frozenset[str], frozenset[str]] | None:
+        """`present` of a text encoded with `_raw`."""
         if self._set is None:
             return frozenset(), frozenset()
         try:
-            found = self._set.Match(_raw(text)) or ()
+            found = self._set.Match(data) or ()
         except re2.error:
             return None
         exact = len(self.needles)
@@ -336,6 +340,10 @@ class AddedScanner:
             required_literals(pattern, re.MULTILINE) for pattern in self.patterns
         )
         self._fold_case = any(lit is not None and lit.ignore_case for lit in self.literals)
+        # A literal without "\n" that occurs in an added text occurs in its patch too.
+        self._patch_presence = not any(
+            "\n" in option for lit in self.literals if lit is not None for option in lit.options
+        )
         self._needles = NeedleSet(
             (o for lit in self.literals if lit is not None and not lit.ignore_case
              for o in lit.options),
@@ -382,9 +390,13 @@ class AddedScanner:
                 hits[pattern_id] = found_in
         return result
 
-    def index(self, patches: Sequence[tuple[str, str]]) -> AddedIndex:
-        """The hits of every pattern, searched only as far as the questions asked need."""
-        return AddedIndex(self, patches)
+    def index(
+        self, patches: Sequence[tuple[str, str]], *, bound_first: bool = True
+    ) -> AddedIndex:
+        """The hits of every pattern, searched only as far as the questions asked need.
+        `bound_first=False` always lists every pattern's candidates up front: the
+        definition the default answers like (tests/test_engine_equivalence.py)."""
+        return AddedIndex(self, patches, bound_first=bound_first)
 
 
 class _Prepared:
@@ -424,6 +436,70 @@ class _Prepared:
         )
 
 
+class _PatchTexts:
+    """A PR's patches, for an index that makes a patch's added text only when a question
+    reaches it. Whatever occurs in an added text occurs in its patch (the added lines
+    are pieces of it), so the RE2 presence pass and each patch's `in` tests over the
+    patches find every candidate of `AddedTexts.candidates`, and perhaps a few more,
+    which the regex then finds nothing in. Only for literals without "\n"."""
+
+    def __init__(self, patches: Sequence[tuple[str, str]], needles: NeedleSet) -> None:
+        self.names = [name for name, _ in patches]
+        self.patches = [patch for _, patch in patches]
+        joined = "\n".join(self.patches)
+        self.may_break = _has_other_breaks(joined)
+        data = _raw(joined)
+        # At least the bytes of all added texts (they are pieces of the patches, each
+        # line break one "\n"): a bound on what any pattern may search.
+        self.size = len(data)
+        self.all_ascii = len(data) == len(joined)
+        present = needles.present_in(data)
+        self.exact: frozenset[str] | None = None if present is None else present[0]
+        self.folded: frozenset[str] | None = None if present is None else present[1]
+        self._encoded: dict[int, bytes] = {}
+
+    def may_occur(self, literals: RequiredLiterals | None) -> bool:
+        """False only when `AddedTexts.candidates(literals)` is surely empty."""
+        if literals is None:
+            return bool(self.patches)
+        if literals.ignore_case:
+            if not self.all_ascii or self.folded is None:
+                return True  # a text that is not ASCII is always a candidate
+            return any(option in self.folded for option in literals.options)
+        return self.exact is None or any(option in self.exact for option in literals.options)
+
+    def may_match(self, literals: RequiredLiterals | None) -> Callable[[int], bool]:
+        """Whether patch `i`'s added text may be among `AddedTexts.candidates(literals)`."""
+        if literals is None:
+            return _ALWAYS
+        patches = self.patches
+        if not literals.ignore_case:
+            present = self.exact
+            options = [o for o in literals.options if present is None or o in present]
+            return lambda i: any(option in patches[i] for option in options)
+        folded = self.folded
+        lowered = [o for o in literals.options if folded is None or o in folded]
+
+        def may(i: int) -> bool:
+            patch = patches[i]
+            if not patch.isascii():
+                return True  # `_unfoldable`: case-folded look-ups are unsound there
+            if not lowered:
+                return False
+            patch = patch.lower()
+            return any(option in patch for option in lowered)
+
+        return may
+
+    def encoded(self, index: int) -> bytes:
+        """Patch `index`'s added text, encoded (b"" when it adds nothing)."""
+        data = self._encoded.get(index)
+        if data is None:
+            text = _added_text(self.patches[index], may_break=self.may_break)
+            data = self._encoded[index] = encode(text)
+        return data
+
+
 _UNSEARCHED: object = object()
 
 
@@ -439,13 +515,35 @@ class AddedIndex:
     when it would not have, the full scan runs as before and gives its partial result.
     """
 
-    def __init__(self, scanner: AddedScanner, patches: Sequence[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        scanner: AddedScanner,
+        patches: Sequence[tuple[str, str]],
+        *,
+        bound_first: bool = True,
+    ) -> None:
         self._scanner = scanner
         self._eager: dict[int, list[tuple[str, str]]] | None = None
         self.complete = True
         if not scanner.patterns:
             self._eager = {}
             return
+        # Listing every pattern's candidates up front costs the added text of every
+        # patch and a `find` per literal per text (~30 ms on a 3,000-file PR), only to
+        # decide the budget, while a question stops at its 30th hit. A bound from the
+        # patches decides it first: when it fits, a patch is asked whether it may be a
+        # candidate, and its added text made, only when a question reaches it.
+        self._patches: _PatchTexts | None = None
+        if bound_first and scanner._patch_presence:
+            texts = _PatchTexts(patches, scanner._needles)
+            if texts.size * sum(map(texts.may_occur, scanner.literals)) <= scanner.budget:
+                self._patches = texts
+                self._may_match = [texts.may_match(lit) for lit in scanner.literals]
+                self._may_occur = [texts.may_occur(lit) for lit in scanner.literals]
+                self._by_file: list[list[object]] = [
+                    [_UNSEARCHED] * len(texts.names) for _ in scanner.patterns
+                ]
+                return
         prepared = scanner._prepare(patches)
         self._files = prepared.files
         self._encoded = prepared.encoded
@@ -465,6 +563,8 @@ class AddedIndex:
             hits = self._eager.get(pattern_id, [])
             inside = hits if allowed is None else [hit for hit in hits if hit[0] in allowed]
             return inside[:limit], bool(hits)
+        if self._patches is not None:
+            return self._first_hits_by_file(self._patches, pattern_id, allowed, limit)
         files = self._files
         found: list[tuple[str, str]] = []
         for slot, (index, _) in enumerate(self._candidates[pattern_id]):
@@ -480,6 +580,49 @@ class AddedIndex:
         slots = range(len(self._candidates[pattern_id]))
         return found, any(self._result(pattern_id, slot) is not None for slot in slots)
 
+    def _first_hits_by_file(
+        self,
+        texts: _PatchTexts,
+        pattern_id: int,
+        allowed: AbstractSet[str] | None,
+        limit: int,
+    ) -> tuple[list[tuple[str, str]], bool]:
+        """`first_hits` asking each patch in file order (the candidates are in file order)."""
+        if not self._may_occur[pattern_id]:
+            return [], False  # no candidate at all: most patterns on most PRs
+        everything = range(len(texts.names))
+        if allowed is None:
+            order: Iterable[int] = everything
+        else:
+            order = compress(everything, map(allowed.__contains__, texts.names))
+        found: list[tuple[str, str]] = []
+        for index in order:
+            hit = self._result_by_file(texts, pattern_id, index)
+            if hit is not None:
+                found.append(hit)
+                if len(found) >= limit:
+                    break
+        if found or allowed is None:
+            return found, bool(found)
+        hit_anywhere = (self._result_by_file(texts, pattern_id, i) for i in everything)
+        return found, any(hit is not None for hit in hit_anywhere)
+
+    def _result_by_file(
+        self, texts: _PatchTexts, pattern_id: int, index: int
+    ) -> tuple[str, str] | None:
+        results = self._by_file[pattern_id]
+        known = results[index]
+        if known is _UNSEARCHED:
+            known = None
+            data = texts.encoded(index) if self._may_match[pattern_id](index) else None
+            if data:  # a patch adding nothing is no file of the scan
+                # From 0: a candidate's start is only where no match can begin before.
+                span = self._scanner._regexes[pattern_id].search_bytes(data, 0)
+                if span is not None:
+                    known = (texts.names[index], _phrase(data, span))
+            results[index] = known
+        return known  # type: ignore[return-value]
+
     def _result(self, pattern_id: int, slot: int) -> tuple[str, str] | None:
         results = self._results[pattern_id]
         known = results[slot]
@@ -490,6 +633,13 @@ class AddedIndex:
             known = None if span is None else (self._files[index][0], _phrase(data, span))
             results[slot] = known
         return known  # type: ignore[return-value]
+
+
+def _always(index: int) -> bool:
+    return True
+
+
+_ALWAYS: Callable[[int], bool] = _always
 
 
 def _phrase(data: bytes, span: tuple[int, int]) -> str:

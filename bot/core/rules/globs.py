@@ -113,13 +113,22 @@ class PathIndex:
         hits: dict[int, list[str]] = {}
         # The globs a file is asked about depend only on its directory (the buckets of
         # its ancestors): a big PR's thousands of files share a few dozen directories.
-        asked: dict[str, list[tuple[int, str | None, re.Pattern[str] | None]]] = {}
-        for name in files:
-            directory = name[: name.rfind("/") + 1]
-            globs = asked.get(directory)
-            if globs is None:
-                globs = asked[directory] = self._asked(directory)
-            for glob_id, needle, regex in globs:
+        # A glob whose needle none of a directory's names holds is not asked about any
+        # of them: one substring test of their names joined, not one per file.
+        directories = [name[: name.rfind("/") + 1] for name in files]
+        names_in: dict[str, list[str]] = {}
+        for name, directory in zip(files, directories, strict=True):
+            names_in.setdefault(directory, []).append(name)
+        asked = {
+            directory: [
+                glob for glob in self._asked(directory)
+                if glob[1] is None or glob[1] in joined
+            ]
+            for directory, names in names_in.items()
+            for joined in ("\n".join(names),)
+        }
+        for name, directory in zip(files, directories, strict=True):
+            for glob_id, needle, regex in asked[directory]:
                 if needle is not None and needle not in name:
                     continue
                 if regex is None or regex.match(name):
