@@ -269,7 +269,7 @@ _CPP_LINES = st.lists(
             "allow_in_graph(fn) 0.5", "f(x) + g(y)", "a*b(c)", "a&b(", "f (x)", "_x\t(y)",
             "x\x0bf(y)", "x\u2003f(y)", "é g(x)", "*p = f(x)", "a b", "ab(c d)", "int\n(",
             "for (i = f(x); i < n; i++) {", "for\tx(y)", "format f(x)", "if_x f(y)",
-            "do\x0bf(x)", "a b(c(d) e",
+            "do\x0bf(x)", "a b(c(d) e", "do&x(int a) {", "if*p(q) {", "for* f(",
         ]),
     ).map("".join),
     max_size=25,
