@@ -21,8 +21,7 @@ from bot.handlers.repo_rules import RulesProvider
 from bot.metrics import Metrics
 from bot.repo_index.refresh import IndexRefresher, RefreshOutcome
 from bot.rules_files import read_rule_sources
-from bot.service import DEFAULT_BOT_LOGIN
-from bot.settings import Settings
+from bot.settings import DEFAULT_BOT_LOGIN, Settings
 
 
 async def digest_online(

@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BOT_LOGIN = "pr-digest[bot]"
-
-
 @dataclass
 class Service:
     app: IntakeApp

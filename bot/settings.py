@@ -13,6 +13,8 @@ from bot.settings_defaults import DEFAULT_RULES_DIR as DEFAULT_RULES_DIR
 
 MIN_WEBHOOK_SECRET_CHARS = 16
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# The login used until `GET /app` says the App's own (or `DIGEST_BOT_LOGIN` does).
+DEFAULT_BOT_LOGIN = "pr-digest[bot]"
 
 
 class Settings(BaseSettings):

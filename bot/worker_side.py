@@ -26,8 +26,7 @@ from bot.queue.worker_thread import WorkerThread
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
 from bot.rules_files import read_rule_sources
-from bot.service import DEFAULT_BOT_LOGIN
-from bot.settings import Settings
+from bot.settings import DEFAULT_BOT_LOGIN, Settings
 from bot.view.recorder import DigestRecorder
 from bot.view.store import DigestStore
 

@@ -94,6 +94,47 @@ async def test_bot_login_comes_from_get_app_once(state: FakeGitHubState, url: st
     assert state.count("GET", "/app") == 1
 
 
+async def test_bot_login_asked_on_two_loops_at_once_is_one_get_app(
+    state: FakeGitHubState, url: str
+) -> None:
+    # At start the credential check (the server's loop) and the worker (its own loop,
+    # on a thread) both need the login: one request answers both.
+    factory = make_factory(url)
+    state.slow_next("GET", "/app", 0.3)
+    other_loop = asyncio.to_thread(asyncio.run, factory.bot_login())
+    here, there = await asyncio.gather(factory.bot_login(), other_loop)
+    assert here == there == "pr-digest[bot]"
+    assert state.count("GET", "/app") == 1
+
+
+async def test_a_failed_get_app_is_every_waiters_error_and_the_next_call_asks_again(
+    state: FakeGitHubState, url: str
+) -> None:
+    factory = make_factory(url)
+    state.latency = 0.2  # every answer, so the two calls overlap
+    state.fail_next("GET", "/app", 404)
+    results = await asyncio.gather(
+        factory.bot_login(), asyncio.to_thread(asyncio.run, factory.bot_login()),
+        return_exceptions=True)
+    assert all(isinstance(r, GitHubError) and r.status == 404 for r in results), results
+    assert state.count("GET", "/app") == 1
+    assert await factory.bot_login() == "pr-digest[bot]"
+    assert state.count("GET", "/app") == 2
+
+
+async def test_a_waiter_giving_up_leaves_the_get_app_to_the_others(
+    state: FakeGitHubState, url: str
+) -> None:
+    factory = make_factory(url)
+    state.slow_next("GET", "/app", 0.3)
+    first = asyncio.ensure_future(factory.bot_login())
+    await asyncio.sleep(0.05)  # the first call's request is in flight
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(factory.bot_login(), 0.05)
+    assert await first == "pr-digest[bot]"
+    assert state.count("GET", "/app") == 1
+
+
 async def test_wrong_app_key_is_rejected_without_leaking_it(url: str) -> None:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa

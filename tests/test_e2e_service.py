@@ -300,3 +300,18 @@ def test_kill_9_between_ack_and_processing_still_converges(
     assert marker.head_sha == pull.head_sha
     assert count_by_route(writes_for(state, number)) == {
         ("POST", "/repos/{owner}/{repo}/issues/{number}/comments"): 1}
+
+
+def test_the_service_asks_get_app_once(tmp_path: Path) -> None:
+    # The credential check (the server's loop) and the worker (its own loop) both need
+    # the bot's login at start; one GET /app serves both, slowed so that they overlap.
+    state = e2e_state()
+    state.latency = 0.3
+    number = 121
+    state.add_pull(REPO, number, title="[torch.compile] y", body=UNTESTED_BODY,
+                   files=list(COMPILE_FILES))
+    with FakeGitHubServer(state) as url, ServiceProcess(url, tmp_path) as service:
+        wait_until(lambda: service.get("/readyz").status_code == 200, 20, message="ready")
+        assert service.send("pull_request", pr_event("opened", number)).status_code == 202
+        service.wait_for_job(number, timeout=20)
+    assert state.count("GET", "/app") == 1

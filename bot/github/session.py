@@ -16,6 +16,8 @@ one lock per installation, and cache the token until shortly before it expires.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -70,6 +72,11 @@ class GitHubSessionFactory:
         self._token_locks: dict[int, asyncio.Lock] = {}
         self._pacers: dict[str, WritePacer] = {}
         self._bot_login: str | None = settings.bot_login
+        # The GET /app in flight, if any: the credential check (the server's loop) and
+        # the worker (its own loop, another thread) both ask at start; one request serves
+        # both. Guarded by a thread lock because the two callers are on different loops.
+        self._bot_login_pending: concurrent.futures.Future[str] | None = None
+        self._bot_login_lock = threading.Lock()
         self._base_path = httpx.URL(settings.github_api_url).path or "/"
 
     # --- clients -----------------------------------------------------------
@@ -236,15 +243,42 @@ class GitHubSessionFactory:
             raise
 
     async def bot_login(self) -> str:
-        """`"{slug}[bot]"` from `GET /app`, fetched once (or Settings.bot_login)."""
-        if self._bot_login is None:
-            async with self.for_app() as app, translated():
-                response = await app.rest.apps.async_get_authenticated()
-                integration = response.parsed_data
-            if integration is None or not integration.slug:
-                raise GitHubError("GET /app returned no app slug")
-            self._bot_login = f"{integration.slug}[bot]"
-        return self._bot_login
+        """`"{slug}[bot]"` from `GET /app`, fetched once (or Settings.bot_login). Callers
+        on any loop while the request is in flight share its answer, or its error."""
+        if self._bot_login is not None:
+            return self._bot_login
+        with self._bot_login_lock:
+            pending = self._bot_login_pending
+            fetching = pending is None
+            if pending is None:
+                pending = self._bot_login_pending = concurrent.futures.Future()
+        if not fetching:
+            # Shielded: a waiter that gives up must not cancel the fetch for the others.
+            return await asyncio.shield(asyncio.wrap_future(pending))
+        try:
+            login = await self._fetch_bot_login()
+        except GitHubError as exc:
+            pending.set_exception(exc)
+            raise
+        except BaseException:
+            # Cancelled, or a bug: the waiters hear of it as a failed request.
+            pending.set_exception(GitHubError("GET /app was interrupted"))
+            raise
+        else:
+            self._bot_login = login
+            pending.set_result(login)
+            return login
+        finally:
+            with self._bot_login_lock:
+                self._bot_login_pending = None
+
+    async def _fetch_bot_login(self) -> str:
+        async with self.for_app() as app, translated():
+            response = await app.rest.apps.async_get_authenticated()
+            integration = response.parsed_data
+        if integration is None or not integration.slug:
+            raise GitHubError("GET /app returned no app slug")
+        return f"{integration.slug}[bot]"
 
 
 def _repositories_of(
