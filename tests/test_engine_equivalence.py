@@ -22,6 +22,7 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.patterns import LinePattern, encode
 from bot.core.risk_settings import RiskSettings
 from bot.core.risks import compile_risk_settings
+from bot.core.rules import evaluate, match
 from bot.core.rules.added import (
     AddedScanner,
     _added_text,
@@ -268,7 +269,7 @@ _CPP_LINES = st.lists(
             "allow_in_graph(fn) 0.5", "f(x) + g(y)", "a*b(c)", "a&b(", "f (x)", "_x\t(y)",
             "x\x0bf(y)", "x\u2003f(y)", "é g(x)", "*p = f(x)", "a b", "ab(c d)", "int\n(",
             "for (i = f(x); i < n; i++) {", "for\tx(y)", "format f(x)", "if_x f(y)",
-            "do\x0bf(x)", "a b(c(d) e",
+            "do\x0bf(x)", "a b(c(d) e", "do&x(int a) {", "if*p(q) {", "for* f(",
         ]),
     ).map("".join),
     max_size=25,
@@ -473,3 +474,36 @@ def test_symbols_rank_files_like_the_key_tuple_sort(files: list[ChangedFile]) ->
     ][:5]
     got = [(s.file, s.name, s.change) for s in symbols.extract_symbols(files, limit=5)]
     assert got == want
+
+
+_DIRS = ["vllm/model_executor/models", "vllm/v1/attention/backends", "csrc/attention",
+         "tests/kernels", "docs/models", "vllm/compilation", ".buildkite", "vllm/lora"]
+_MANY_FILES = st.lists(
+    st.tuples(st.sampled_from(_DIRS), st.sampled_from(["py", "cu", "md", "yaml"]),
+              st.sampled_from(["", "+allow_in_graph(fn)", "+rope_scaling = 1", "+x"])),
+    min_size=25, max_size=120,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MANY_FILES, st.sampled_from(["en", "zh"]))
+def test_areas_and_trace_keep_the_path_reasons_they_show(
+    files: list[tuple[str, str, str]], lang: Literal["en", "zh"]
+) -> None:
+    # A condition keeps MAX_REASONS path reasons; keeping all of them is the definition.
+    facts = PullRequestFacts(files=tuple(
+        ChangedFile(filename=f"{d}/f{i}.{ext}", additions=1,
+                    patch=f"@@ -1 +1 @@\n{added}" if added else None)
+        for i, (d, ext, added) in enumerate(files)
+    ), title="[Kernel] attention", labels=("ready",))
+    assert match.MAX_FILES_PER_AREA <= evaluate.MAX_REASONS
+    kept, every = evaluate.PullRequestScan(facts, _RULES), evaluate.PullRequestScan(facts, _RULES)
+    every.path_reasons = None
+    for area in _RULES.areas:
+        short, full = (evaluate.evaluate(area.match, scan, area.id) for scan in (kept, every))
+        assert (short.ok, short.files, short.notes) == (full.ok, full.files, full.notes)
+        n = len(set(full.files))
+        assert match._trace(area, short, n, lang) == match._trace(area, full, n, lang)
+        if full.ok:
+            assert match._area_match(area, short, kept, lang) == match._area_match(
+                area, full, every, lang)

@@ -151,13 +151,12 @@ def _is_continuation(code: str) -> bool:
 
 
 # A diff line that may be a signature (`_cpp_name`): its code starts with a letter or
-# "_" (`_CPP_SIGNATURE`, "template" included) but not with a keyword of _CPP_NOT_DEFS,
-# and holds a space, "*" or "&" with a "(" after it. Spelled without backtracking: the
-# first such character, then the first "(" after it.
-_MAY_BE_SIGNATURE = re.compile(
-    r"\n[ +-](?!(?:" + "|".join(sorted(_CPP_NOT_DEFS)) + r")\s)"
-    r"[A-Za-z_][^\s*&]*(?:[*&]|[^\S\n])[^\n(]*\("
-)
+# "_" (`_CPP_SIGNATURE`, "template" included) and holds a space, "*" or "&" with a "("
+# after it. Spelled without backtracking: the first such character (group 2, after the
+# line's first word or part of it, group 1), then the first "(" after it. Whether that
+# word is a keyword (`for (...)`) is asked of the line found: a lookahead on every line
+# would double the search.
+_MAY_BE_SIGNATURE = re.compile(r"\n[ +-]([A-Za-z_][^\s*&]*)([*&]|[^\S\n])[^\n(]*\(")
 _HUNK_HEADER = re.compile(r"\n(@@[^\n]*)")
 
 
@@ -204,8 +203,13 @@ def _may_name_a_function(patch: str) -> bool:
     line-by-line read never leaves "outside a function", so it marks nothing: a big
     PR's `.cu` patches of calls (`f(x);`, `g(y) + 1`) are passed over with one search."""
     text = "\n" + patch
-    if _MAY_BE_SIGNATURE.search(text):
-        return True
+    found = _MAY_BE_SIGNATURE.search(text)
+    while found is not None:
+        # After a space, group 1 is the line's first word (`code.split()[0]`); one
+        # holding "*" or "&" is no keyword.
+        if found.group(2) in "*&" or found.group(1) not in _CPP_NOT_DEFS:
+            return True
+        found = _MAY_BE_SIGNATURE.search(text, found.start() + 1)
     for header in _HUNK_HEADER.findall(text):
         match = _HUNK.match(header[:_MAX_LINE])
         if match and _cpp_name(match.group(1)):

@@ -44,6 +44,13 @@ class Reason(NamedTuple):
 class PullRequestScan:
     """What every condition reads from one PR, computed once for all rules."""
 
+    # Path reasons a condition keeps: its files are distinct and in PR order, and a rule's
+    # digest entry and trace line show only the first match.MAX_FILES_PER_AREA (< this)
+    # distinct path reasons of all its conditions' evidence, first come first
+    # (match._capped), so a 3,000-file condition need not build 3,000 of them. None
+    # keeps them all: the definition (tests/test_engine_equivalence.py).
+    path_reasons: int | None = MAX_REASONS
+
     def __init__(self, facts: PullRequestFacts, rules: RuleSet) -> None:
         self.facts = facts
         names = [f.filename for f in facts.files]
@@ -133,7 +140,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
             _Key(
                 "paths",
                 bool(files),
-                [Reason(rule, "path", name) for name in files],
+                [Reason(rule, "path", name) for name in files[: scan.path_reasons]],
             )
         )
     if cond.labels is not None:
