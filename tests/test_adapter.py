@@ -111,7 +111,7 @@ async def test_a_failed_get_app_is_every_waiters_error_and_the_next_call_asks_ag
     state: FakeGitHubState, url: str
 ) -> None:
     factory = make_factory(url)
-    state.latency = 0.5  # every answer, so the two calls overlap
+    state.latency = 0.3  # every answer (under the 0.5 s client timeout): the calls overlap
     state.fail_next("GET", "/app", 404)
     results = await asyncio.gather(
         factory.bot_login(), asyncio.to_thread(asyncio.run, factory.bot_login()),
