@@ -566,19 +566,13 @@ class AddedIndex:
         if self._patches is not None:
             return self._first_hits_by_file(self._patches, pattern_id, allowed, limit)
         files = self._files
-        found: list[tuple[str, str]] = []
-        for slot, (index, _) in enumerate(self._candidates[pattern_id]):
-            if allowed is not None and files[index][0] not in allowed:
-                continue
-            hit = self._result(pattern_id, slot)
-            if hit is not None:
-                found.append(hit)
-                if len(found) >= limit:
-                    break
-        if found or allowed is None:
-            return found, bool(found)
-        slots = range(len(self._candidates[pattern_id]))
-        return found, any(self._result(pattern_id, slot) is not None for slot in slots)
+        candidates = self._candidates[pattern_id]
+        in_scope = (self._result(pattern_id, slot)
+                    for slot, (index, _) in enumerate(candidates)
+                    if allowed is None or files[index][0] in allowed)
+        return _first_and_any(
+            in_scope, lambda: (self._result(pattern_id, slot) for slot in range(len(candidates))),
+            limit, scoped=allowed is not None)
 
     def _first_hits_by_file(
         self,
@@ -595,17 +589,10 @@ class AddedIndex:
             order: Iterable[int] = everything
         else:
             order = compress(everything, map(allowed.__contains__, texts.names))
-        found: list[tuple[str, str]] = []
-        for index in order:
-            hit = self._result_by_file(texts, pattern_id, index)
-            if hit is not None:
-                found.append(hit)
-                if len(found) >= limit:
-                    break
-        if found or allowed is None:
-            return found, bool(found)
-        hit_anywhere = (self._result_by_file(texts, pattern_id, i) for i in everything)
-        return found, any(hit is not None for hit in hit_anywhere)
+        return _first_and_any(
+            (self._result_by_file(texts, pattern_id, index) for index in order),
+            lambda: (self._result_by_file(texts, pattern_id, i) for i in everything),
+            limit, scoped=allowed is not None)
 
     def _result_by_file(
         self, texts: _PatchTexts, pattern_id: int, index: int
@@ -652,3 +639,24 @@ def _line_at(data: bytes, index: int) -> str:
     end = data.find(b"\n", index)
     line = data[start : end if end != -1 else len(data)]
     return line.decode("utf-8", "replace").strip()
+
+
+def _first_and_any(
+    in_scope: Iterable[tuple[str, str] | None],
+    everywhere: Callable[[], Iterable[tuple[str, str] | None]],
+    limit: int,
+    *,
+    scoped: bool,
+) -> tuple[list[tuple[str, str]], bool]:
+    """The first `limit` hits among `in_scope` (asked lazily, in file order), and whether
+    the pattern hits any file: known from those unless a scope found none, when
+    `everywhere` is asked."""
+    found: list[tuple[str, str]] = []
+    for hit in in_scope:
+        if hit is not None:
+            found.append(hit)
+            if len(found) >= limit:
+                break
+    if found or not scoped:
+        return found, bool(found)
+    return found, any(hit is not None for hit in everywhere())
