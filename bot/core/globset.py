@@ -182,7 +182,7 @@ def _parts(spec: GitIgnoreSpec) -> _Parts:
     """The spec's globs split by how a path is asked about them: `dir/**` is a prefix
     test, `path/to/file` an equality (or a prefix: it may be a directory), the others
     a regex, after a test for the literals every match of theirs holds."""
-    from bot.core.rules.globs import _literal_prefix, _needle
+    from bot.core.rules.globs import literal_prefix, required_substring
 
     sure: list[str] = []
     exact: set[str] = set()
@@ -194,7 +194,7 @@ def _parts(spec: GitIgnoreSpec) -> _Parts:
         if pattern.include is None or not isinstance(regex, re.Pattern):
             continue  # a comment or blank line (`_folded_search` refused anything else)
         source = regex.pattern
-        prefix = _literal_prefix(source)
+        prefix = literal_prefix(source)
         if prefix and source == "^" + re.escape(prefix):
             sure.append(prefix)
             continue
@@ -204,7 +204,7 @@ def _parts(spec: GitIgnoreSpec) -> _Parts:
             sure.append(prefix + "/")
             continue
         rest.append(source.replace(_DIR_MARK_GROUP, "(?:"))
-        needle = None if prefix else _needle(regex)
+        needle = None if prefix else required_substring(regex)
         if prefix and prefixes is not None:
             prefixes.append(prefix)
         elif needle:

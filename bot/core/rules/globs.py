@@ -45,7 +45,7 @@ def glob_problem(glob: str) -> str | None:
     return None
 
 
-def _literal_prefix(regex: str) -> str:
+def literal_prefix(regex: str) -> str:
     """The literal text every match of an anchored pathspec regex starts with."""
     if not regex.startswith("^"):
         return ""
@@ -89,7 +89,7 @@ class PathIndex:
             if regex is None:  # rejected at validation; keep ids aligned anyway
                 regex = re.compile(r"(?!)")
             regexes.append(regex)
-            prefix = _literal_prefix(regex.pattern)
+            prefix = literal_prefix(regex.pattern)
             buckets.setdefault(prefix[: prefix.rfind("/") + 1], []).append(i)
         # Compiled on first use (`_regex`): a rule set loaded from the cache
         # (bot/rules_cache.py) recompiles no glob a PR's directories never ask about.
@@ -99,13 +99,14 @@ class PathIndex:
         # Most (file, glob) pairs do not match, and a regex call costs ~10x a substring
         # test: a glob whose every match holds one literal (`/aiter`, `.md`,
         # `torch_bindings.cpp`) asks its regex only about names holding it.
-        self._needles: tuple[str | None, ...] = tuple(_needle(regex) for regex in regexes)
+        self._needles: tuple[str | None, ...] = tuple(
+            required_substring(regex) for regex in regexes)
         # A directory glob (`docs/**`: its regex is its prefix) matches every file of every
         # directory it is asked about: those are the directories under its bucket.
         self._always: tuple[bool, ...] = tuple(
             regex.pattern == "^" + re.escape(prefix) and prefix.endswith("/")
             for regex in regexes
-            for prefix in (_literal_prefix(regex.pattern),)
+            for prefix in (literal_prefix(regex.pattern),)
         )
 
     def match(self, files: Sequence[str]) -> dict[int, list[str]]:
@@ -170,7 +171,7 @@ class PathIndex:
         return hits
 
 
-def _needle(regex: re.Pattern[str]) -> str | None:
+def required_substring(regex: re.Pattern[str]) -> str | None:
     """A string every match of `regex` contains, or None when none is known."""
     from bot.core.rules.literals import required_literals
 
