@@ -11,6 +11,7 @@ Line by line, every line capped: patches are untrusted.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -54,6 +55,7 @@ _RANK: dict[str, int] = {
     "isolated": 8,
     "parametrize": 9,
 }
+_SHOWN_ALL = max(_RANK.values()) + 1  # a `below` that asks every question
 
 
 @dataclass
@@ -61,7 +63,8 @@ class _Hunk:
     file: str
     scope: str
     removed: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
+    # None: read from `_text` when asked (a new-code piece's notes never ask).
+    _added: list[str] | None = field(default_factory=list)
     # (marker, code) in patch order, for order and decorator attribution. A piece read
     # from its text (`_hunks`: its lines, each after a "\n") builds them only when
     # a note asks for them.
@@ -69,6 +72,12 @@ class _Hunk:
     _text: str = ""
     _size: int = 0
     _marked: list[str] | None = None  # the lines, each its marker and code
+
+    @property
+    def added(self) -> list[str]:
+        if self._added is None:
+            self._added = _ADDED_CODE.findall(self._text)
+        return self._added
 
     @property
     def lines(self) -> list[tuple[str, str]]:
@@ -85,6 +94,11 @@ class _Hunk:
         if self._lines is not None:
             return len(self._lines)
         return len(self._marked) if self._marked is not None else self._size
+
+    @property
+    def cost(self) -> int:
+        """What reading the piece takes from `read_structure`'s budget."""
+        return self.size + 1
 
     def decorator_lines(self) -> list[tuple[str, re.Match[str]]]:
         """(marker, `_DECORATOR` match) of the lines that are decorators, in order."""
@@ -113,15 +127,33 @@ def read_structure(
     files: Sequence[ChangedFile], limit: int = MAX_NOTES
 ) -> tuple[StructureNote, ...]:
     """Structural notes over all Python patches, most telling first, one per (function, kind)."""
+    kept = _Kept(limit)
+    budget = _MAX_PATCH_LINES
+    for changed in files:
+        if not changed.patch or not changed.filename.endswith(_PY_SUFFIXES):
+            continue
+        for reading in _readings(changed.filename, changed.patch, budget):
+            budget -= reading.cost
+            for note in _reading_notes(reading, kept.below):
+                kept.add(note)
+        if budget <= 0:
+            break
+    return kept.shown()
+
+
+def _read_structure_plain(
+    files: Sequence[ChangedFile], limit: int = MAX_NOTES
+) -> tuple[StructureNote, ...]:
+    """`read_structure`'s definition: every piece read line by line, asked everything."""
     notes: list[StructureNote] = []
     seen: set[tuple[str, str, str]] = set()
     budget = _MAX_PATCH_LINES
     for changed in files:
         if not changed.patch or not changed.filename.endswith(_PY_SUFFIXES):
             continue
-        for hunk in _hunks(changed.filename, changed.patch, budget):
+        for hunk in _hunks_plain(changed.filename, changed.patch, budget):
             budget -= hunk.size + 1
-            for note in _hunk_notes(hunk):
+            for note in _all_hunk_notes(hunk):
                 key = (note.file, note.symbol, note.kind)
                 if key not in seen:
                     seen.add(key)
@@ -130,6 +162,41 @@ def read_structure(
             break
     notes.sort(key=lambda n: _RANK[n.kind])
     return tuple(_one_per_symbol(notes, limit))
+
+
+class _Kept:
+    """The notes found so far, one per (file, symbol, kind), and `below`: the rank from
+    which no note found later can be shown, so those questions need not be asked.
+
+    Once the notes ranked up to r show `limit` lines, a later note ranked r or after
+    sorts after all of them (the sort is stable), so `_one_per_symbol` stops before it:
+    the vendored 3,000-file PR finds ~1,700 parametrize notes and shows 6."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 1)  # `_one_per_symbol` shows one note even at 0
+        self.notes: list[StructureNote] = []
+        self.seen: set[tuple[str, str, str]] = set()
+        # The lines the notes ranked up to r would show: one per symbol, each module-level one.
+        self.lines: list[set[tuple[str, ...]]] = [set() for _ in range(_SHOWN_ALL)]
+        self.below = _SHOWN_ALL
+
+    def add(self, note: StructureNote) -> None:
+        key = (note.file, note.symbol, note.kind)
+        rank = _RANK[note.kind]
+        if rank >= self.below or key in self.seen:
+            return
+        self.seen.add(key)
+        self.notes.append(note)
+        line = (note.file, note.symbol) if note.symbol else key
+        for at_most in range(rank, self.below):
+            self.lines[at_most].add(line)
+            if len(self.lines[at_most]) >= self.limit:
+                self.below = at_most
+                return
+
+    def shown(self) -> tuple[StructureNote, ...]:
+        self.notes.sort(key=lambda n: _RANK[n.kind])
+        return tuple(_one_per_symbol(self.notes, self.limit))
 
 
 def _one_per_symbol(notes: list[StructureNote], limit: int) -> Iterator[StructureNote]:
@@ -160,21 +227,40 @@ _MAY_DECORATE = re.compile(rf"\n([ +-])((?=[ \t]*@){_CODE})")
 
 
 def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
+    """`_hunks_plain`, the pieces of `_readings`."""
+    for reading in _readings(filename, patch, budget):
+        if isinstance(reading, _NewCode):
+            yield from reading.pieces()
+        else:
+            yield reading
+
+
+def _reading_notes(reading: _Hunk | _NewCode, below: int) -> Iterator[StructureNote]:
+    if isinstance(reading, _NewCode):
+        return _new_code_notes(reading, below)
+    return _hunk_notes(reading, below)
+
+
+def _readings(filename: str, patch: str, budget: int) -> Iterator[_Hunk | _NewCode]:
     """`_hunks_plain`, reading whole hunks with a few scans of their text.
 
     A 3,000-file PR has up to `_MAX_PATCH_LINES` lines to read, and a Python loop over
     them was most of the structure notes' time. A hunk without a def line is one piece:
     its added and removed lines are one `findall` each, and its (marker, code) list is
     built only when a note asks for it. A hunk of added lines only (a new file) is cut
-    at its def lines by index. Other hunks holding a def line, and a patch longer than
-    the budget (cut mid-way), are read line by line.
+    at its def lines by index, and is read whole (`_NewCode`). Other hunks holding a
+    def line, and a patch longer than the budget (cut mid-way), are read line by line.
     tests/test_engine_equivalence.py checks the pieces against `_hunks_plain`."""
-    if budget <= 0 or patch.count("\n") >= budget:
+    lines = patch.count("\n")
+    if budget <= 0 or lines >= budget:
         yield from _hunks_plain(filename, patch, budget)
         return
     defines = "def" in patch or "class" in patch
     # Every hunk starts at a line beginning "@@"; what precedes the first is not read.
-    for piece in ("\n" + patch).split("\n@@")[1:]:
+    hunks = ("\n" + patch).split("\n@@")
+    # A new file's one hunk: its lines are the patch's, already counted.
+    one_hunk = len(hunks) == 2 and not hunks[0]
+    for piece in hunks[1:]:
         cut = piece.find("\n")
         header, text = (piece, "") if cut < 0 else (piece[:cut], piece[cut:])
         scope = _hunk_scope(("@@" + header)[:_MAX_LINE])
@@ -184,11 +270,127 @@ def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
             size = text.count("\n ") + len(removed) + len(added)
             yield _Hunk(filename, scope, removed, added, _text=text, _size=size)
             continue
+        new_code = _new_code(filename, scope, text, lines if one_hunk else text.count("\n"))
+        if new_code is not None:
+            yield new_code
+            continue
         marked = _MARKED_LINE.findall(text)
         if len(marked) == text.count("\n"):
             yield from _marked_pieces(filename, scope, text, marked)
         else:  # a line that is not a diff line (or a "+++"/"---" one): read line by line
             yield from _hunks_plain(filename, "@@" + piece, budget)
+
+
+@dataclass
+class _NewCode:
+    """A new-code hunk (every line added), read whole: the lines its questions may be
+    about, found by one search of its text (`_new_code`). Its pieces are cut like
+    `_marked_pieces` cuts them: piece i is `text[starts[i]:starts[i + 1]]`, in function
+    `scopes[i]`. Lines are found by where they start (their "\\n")."""
+
+    file: str
+    text: str
+    lines: int
+    scope: str  # the hunk header's function: the first piece's
+    defs: list[tuple[int, str]]  # each def line and the name it defines
+    decorators: list[tuple[int, bool]]  # each decorator line, and if it is a parametrize
+    asked: list[tuple[int, str]]  # lines that may raise, assert or wrap: their group
+    _cuts: tuple[list[int], list[str]] | None = None
+
+    @property
+    def cost(self) -> int:
+        """Its pieces' `_Hunk.cost`: every line, and one per piece."""
+        return self.lines + len(self.defs) + 1
+
+    @property
+    def starts(self) -> list[int]:
+        return self.cuts()[0]
+
+    @property
+    def scopes(self) -> list[str]:
+        return self.cuts()[1]
+
+    def cuts(self) -> tuple[list[int], list[str]]:
+        if self._cuts is None:
+            self._cuts = _new_code_cuts(self)
+        return self._cuts
+
+    def piece_of(self, at: int) -> int:
+        """The piece holding the text's character `at`."""
+        return bisect_right(self.starts, at) - 1
+
+    def pieces(self) -> list[_Hunk]:
+        ends = [*self.starts[1:], len(self.text)]
+        texts = [self.text[start:end] for start, end in zip(self.starts, ends, strict=True)]
+        return [
+            _Hunk(self.file, scope, [], None, _text=text, _size=text.count("\n"))
+            for scope, text in zip(self.scopes, texts, strict=True)
+        ]
+
+
+# Every line of a new-code hunk a question may be about, and any line that is not an
+# added one ("other": the hunk is not new code). Each alternative matches a line where
+# its question's pattern matches the line's capped code, and maybe where it does not
+# (a line over the cap), so each line found is asked again, of its capped code. "call"
+# comes before "assert": "assert(x)" is both. The lookahead for the first letter of
+# the other alternatives halves the search's time.
+_NEW_CODE_LINE = re.compile(
+    r"\n(?:(?P<other>(?!\+)|\+\+\+)|\+(?:"
+    r"(?P<call>(?![ \t])[^\S\n]*[A-Za-z_][\w.]*\([A-Za-z_]\w*\))"
+    r"|[ \t]*(?=[@adcr])(?:(?P<def>(?:async[ \t]+)?(?:def|class)[ \t])"
+    r"|(?P<parametrize>@pytest\.mark\.parametrize\()|(?P<decorator>@)"
+    r"|(?P<raise>raise[ \t])|(?P<assert>assert))))"
+)
+# Where a line of capped codes joined by "\n" ends in a one-name call, as one that
+# `_wrap_call` reads must.
+_MAY_WRAP = re.compile(r"\([A-Za-z_]\w*\)[^\S\n]*(?:\n|\Z)")
+# Where `_TODO` may match, the line capped or not (it ends with `\b`).
+_MAY_TODO = re.compile(r"#[ \t]*(?:TODO|FIXME|XXX)")
+
+
+def _new_code(filename: str, scope: str, text: str, lines: int) -> _NewCode | None:
+    """A hunk's text (`lines` lines) read as new code; None if a line is not an added one."""
+    code = _NewCode(filename, text, lines, scope, [], [], [])
+    for line in _NEW_CODE_LINE.finditer(text):
+        group, at = line.lastgroup, line.start()
+        if group == "other":
+            return None
+        if group == "def":
+            definition = _DEF.match(text, at + 2, at + 1 + _MAX_LINE)
+            if definition is not None:
+                code.defs.append((at, definition.group(1)))
+        elif group == "parametrize" and _PARAMETRIZE.match(text, at + 2, at + 1 + _MAX_LINE):
+            code.decorators.append((at, True))
+        elif group in ("parametrize", "decorator"):
+            if _DECORATOR.match(text, at + 2, at + 1 + _MAX_LINE):
+                code.decorators.append((at, False))
+        else:
+            code.asked.append((at, group or ""))
+    return code
+
+
+def _capped(text: str, at: int) -> str:
+    """The code of the line starting at `at`, capped like `_hunks_plain` caps it."""
+    end = text.find("\n", at + 1)
+    return text[at + 2 : min(at + 1 + _MAX_LINE, len(text) if end < 0 else end)]
+
+
+def _new_code_cuts(code: _NewCode) -> tuple[list[int], list[str]]:
+    """Where `_marked_pieces` would cut a new-code hunk, and each piece's scope."""
+    text = code.text
+    starts, scopes = [0], [code.scope]
+    decorated = {at for at, _ in code.decorators}
+    for at, name in code.defs:
+        # Decorators just above the def line belong to it (`_trailing_decorators`).
+        end = at
+        while end > starts[-1]:
+            above = text.rfind("\n", starts[-1], end)
+            if above not in decorated:
+                break
+            end = above
+        starts.append(end)
+        scopes.append(name)
+    return starts, scopes
 
 
 def _marked_pieces(filename: str, scope: str, text: str, marked: list[str]) -> Iterator[_Hunk]:
@@ -293,8 +495,15 @@ def _trailing_decorators(hunk: _Hunk) -> list[tuple[str, str]]:
     return carried
 
 
-def _hunk_notes(hunk: _Hunk) -> Iterator[StructureNote]:
-    """`_all_hunk_notes`, asking only the questions the hunk's text can answer yes to.
+def _hunk_notes(hunk: _Hunk, below: int = _SHOWN_ALL) -> Iterator[StructureNote]:
+    """`_all_hunk_notes` of the kinds ranked before `below`."""
+    notes = _asked_notes(hunk, below)
+    return notes if below == _SHOWN_ALL else (n for n in notes if _RANK[n.kind] < below)
+
+
+def _asked_notes(hunk: _Hunk, below: int) -> Iterator[StructureNote]:
+    """`_all_hunk_notes`, asking only the questions the hunk's text can answer yes to,
+    and of those only the ones that may find a kind ranked before `below`.
 
     A 3,000-file PR has thousands of hunks and most yield nothing: each kind of note
     needs a word (`if`, `raise`, `assert`, `@`, `=`, `#`, `(`) in the lines it reads,
@@ -307,25 +516,132 @@ def _hunk_notes(hunk: _Hunk) -> Iterator[StructureNote]:
     added = [c for c in hunk.added if c.strip()]
     old_text = "\n".join(removed)
     new_text = "\n".join(added)
+    # A line in both is in the added text: most hunks build no sets.
+    old_lines = [c.strip() for c in removed] if added else []
     moved: set[str] = (
-        {c.strip() for c in removed} & {c.strip() for c in added} if removed and added else set()
+        set(old_lines) & {c.strip() for c in added}
+        if any(line in new_text for line in old_lines)
+        else set()
     )
     yield from _notes_of(
         hunk,
         removed,
         added,
         moved,
-        reordered=len(moved) >= 2,
+        reordered=len(moved) >= 2 and _RANK["reordered"] < below,
         condition=("if" in old_text or "while" in old_text)
-        and ("if" in new_text or "while" in new_text),
-        raises="raise" in old_text or "raise" in new_text,
-        asserts="assert" in old_text or "assert" in new_text,
+        and ("if" in new_text or "while" in new_text)
+        and _RANK["condition"] < below,
+        raises=("raise" in old_text or "raise" in new_text) and _RANK["raise-changed"] < below,
+        asserts=("assert" in old_text or "assert" in new_text)
+        and _RANK["assert-changed"] < below,
         # The changed lines among `hunk.lines` are `hunk.removed` and `hunk.added`.
-        decorators="@" in old_text or "@" in new_text,
-        kwargs=bool(added) and "=" in old_text,
-        todo="#" in new_text and ("TODO" in new_text or "FIXME" in new_text or "XXX" in new_text),
-        wrapped="(" in new_text,
+        decorators=("@" in old_text or "@" in new_text) and _RANK["decorator-added"] < below,
+        kwargs=bool(added) and "=" in old_text and _RANK["kwarg-removed"] < below,
+        todo="#" in new_text
+        and ("TODO" in new_text or "FIXME" in new_text or "XXX" in new_text)
+        and _RANK["todo"] < below,
+        wrapped="(" in new_text
+        and _MAY_WRAP.search(new_text) is not None
+        and _RANK["wrapped"] < below,
     )
+
+
+def _new_code_notes(code: _NewCode, below: int = _SHOWN_ALL) -> Iterator[StructureNote]:
+    """`_all_hunk_notes` of each piece of a new-code hunk, of the kinds ranked before
+    `below`: each question asked only of the lines `_new_code` found for it, its
+    findings put in their pieces.
+
+    Nothing was removed, so no line moved and only the added kinds can be found. The
+    vendored 3,000-file PR is mostly such hunks, each cut into many pieces: building
+    each piece's lists and asking it every question was most of the notes' time."""
+    found: dict[int, list[StructureNote]] = {}
+    for piece, note in _new_code_findings(code, below):
+        if _RANK[note.kind] < below:
+            found.setdefault(piece, []).append(note)
+    for piece in sorted(found):
+        yield from found[piece]
+
+
+def _new_code_findings(code: _NewCode, below: int) -> Iterator[tuple[int, StructureNote]]:
+    """(piece, note), each kind in `_notes_of`'s order, its pieces in order."""
+    file, text = code.file, code.text
+    for piece, at in _first_per_piece(code, _RAISE) if _RANK["raise-added"] < below else ():
+        name = _RAISE.match(_capped(text, at))
+        yield piece, StructureNote(file, code.scopes[piece], "raise-added", _groups(name))
+    asserts = _RANK["assert-added"] < below and not _is_test_file(file)
+    for piece, at in _first_per_piece(code, _ASSERT) if asserts else ():
+        snippet = _snip(_capped(text, at))
+        yield piece, StructureNote(file, code.scopes[piece], "assert-added", (snippet,))
+    if code.decorators and _RANK["decorator-added"] < below:
+        yield from _new_code_decorations(code, parametrize=_RANK["parametrize"] < below)
+    if _RANK["todo"] < below and "#" in text:
+        yield from _new_code_todos(code)
+    if _RANK["wrapped"] < below:
+        yield from _new_code_wrapped(code)
+
+
+def _groups(match: re.Match[str] | None) -> tuple[str, ...]:
+    return (match.group(1),) if match else ()
+
+
+def _first_per_piece(code: _NewCode, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+    """(piece, line) of the first line of each piece whose capped code `pattern`
+    matches, among the lines `_new_code` found may raise, assert or wrap."""
+    done = -1
+    for at, _ in code.asked:
+        if pattern.match(code.text, at + 2, at + 1 + _MAX_LINE) is None:
+            continue
+        piece = code.piece_of(at)
+        if piece != done:
+            yield piece, at
+            done = piece
+
+
+def _new_code_decorations(
+    code: _NewCode, *, parametrize: bool
+) -> Iterator[tuple[int, StructureNote]]:
+    """`_decorator_notes` of each piece; without the parametrize lines when their note
+    is not asked for (they give no other)."""
+    lines: dict[int, list[tuple[str, re.Match[str]]]] = {}
+    for at, is_parametrize in code.decorators:
+        if parametrize or not is_parametrize:
+            decorator = _DECORATOR.match(_capped(code.text, at))
+            if decorator is not None:
+                lines.setdefault(code.piece_of(at), []).append(("+", decorator))
+    for piece, decorators in lines.items():
+        for note in _decorations(code.file, code.scopes[piece], decorators, set()):
+            yield piece, note
+
+
+def _new_code_todos(code: _NewCode) -> Iterator[tuple[int, StructureNote]]:
+    text, starts = code.text, code.starts
+    near = _MAY_TODO.search(text)
+    while near is not None:
+        at = text.rfind("\n", 0, near.start())
+        todo = _TODO.search(_capped(text, at))
+        if todo is None:
+            end = text.find("\n", near.end())
+            near = _MAY_TODO.search(text, end) if end >= 0 else None
+            continue
+        piece = code.piece_of(at)
+        said = _snip(todo.group(2) or todo.group(1))
+        yield piece, StructureNote(code.file, code.scopes[piece], "todo", (said,))
+        near = _MAY_TODO.search(text, starts[piece + 1]) if piece + 1 < len(starts) else None
+
+
+def _new_code_wrapped(code: _NewCode) -> Iterator[tuple[int, StructureNote]]:
+    """`_wrapped` of each piece, asked of the lines that may be "wrapper(name)" calls."""
+    done = -1
+    for at, group in code.asked:
+        call = _wrap_call(_capped(code.text, at)) if group == "call" else None
+        piece = code.piece_of(at) if call is not None else done
+        if call is None or piece == done:
+            continue
+        defined = {name for where, name in code.defs if code.piece_of(where) == piece}
+        if call.group(3) in defined | {code.scopes[piece]}:
+            yield piece, _wrapped_note(code.file, call)
+            done = piece
 
 
 def _all_hunk_notes(hunk: _Hunk) -> Iterator[StructureNote]:
@@ -422,7 +738,7 @@ def _assert_notes(
 ) -> Iterator[StructureNote]:
     old = [c.strip() for c in removed if _ASSERT.match(c) and c.strip() not in moved]
     new = [c.strip() for c in added if _ASSERT.match(c) and c.strip() not in moved]
-    if hunk.file.rsplit("/", 1)[-1].startswith("test"):
+    if _is_test_file(hunk.file):
         return  # a test's asserts are its checks, not a relaxed invariant
     if old and new:
         yield StructureNote(hunk.file, hunk.scope, "assert-changed", (_snip(old[0]), _snip(new[0])))
@@ -432,11 +748,22 @@ def _assert_notes(
         yield StructureNote(hunk.file, hunk.scope, "assert-removed", (_snip(old[0]),))
 
 
+def _is_test_file(filename: str) -> bool:
+    return filename.rsplit("/", 1)[-1].startswith("test")
+
+
 def _decorator_notes(hunk: _Hunk, moved: set[str]) -> Iterator[StructureNote]:
+    return _decorations(hunk.file, hunk.scope, hunk.decorator_lines(), moved)
+
+
+def _decorations(
+    file: str, scope: str, decorators: list[tuple[str, re.Match[str]]], moved: set[str]
+) -> Iterator[StructureNote]:
+    """The notes of a piece's decorator lines: (marker, `_DECORATOR` match) in order."""
     matrix: list[int] = []
     old_matrix: list[int] = []
     parametrize_changed = False
-    for marker, decorator in hunk.decorator_lines():
+    for marker, decorator in decorators:
         code = decorator.string
         name = decorator.group(1)
         parametrize = _PARAMETRIZE.match(code)
@@ -451,15 +778,15 @@ def _decorator_notes(hunk: _Hunk, moved: set[str]) -> Iterator[StructureNote]:
         if marker == " " or code.strip() in moved:
             continue
         if _ISOLATION.search(name) and marker == "+":
-            yield StructureNote(hunk.file, hunk.scope, "isolated", (name,))
+            yield StructureNote(file, scope, "isolated", (name,))
         elif not name.startswith("pytest.mark.parametrize"):
             kind: Kind = "decorator-added" if marker == "+" else "decorator-removed"
-            yield StructureNote(hunk.file, hunk.scope, kind, (name,))
+            yield StructureNote(file, scope, kind, (name,))
     if parametrize_changed and matrix and all(matrix):
         shape = "×".join(str(size) for size in matrix)
         before = str(_product(old_matrix)) if old_matrix and all(old_matrix) else ""
         yield StructureNote(
-            hunk.file, hunk.scope, "parametrize", (str(_product(matrix)), shape, before)
+            file, scope, "parametrize", (str(_product(matrix)), shape, before)
         )
 
 
@@ -537,20 +864,29 @@ def _wrapped(hunk: _Hunk, added: list[str]) -> Iterator[StructureNote]:
     """`allow_in_graph(fn)` at module level: `fn` is handed to a wrapper by call, not @."""
     defined: set[str] | None = None  # read only when a line looks like such a call
     for code in added:
-        if code[:1] in " \t":
-            continue
-        stripped = code.strip()
-        if not stripped.endswith(")"):
-            continue  # the pattern ends with the call's ")"
-        call = _WRAP_CALL.match(stripped)
+        call = _wrap_call(code)
         if call is None:
             continue
         if defined is None:
             defined = {m.group(1) for m in (_DEF.match(c) for c in added) if m} | {hunk.scope}
         if call.group(3) in defined:
-            wrapper = (call.group(1) or "") + call.group(2)
-            yield StructureNote(hunk.file, call.group(3), "wrapped", (wrapper,))
+            yield _wrapped_note(hunk.file, call)
             return
+
+
+def _wrap_call(code: str) -> re.Match[str] | None:
+    """A column-0 line that is one call with one name: "allow_in_graph(fn)"."""
+    if code[:1] in " \t":
+        return None
+    stripped = code.strip()
+    if not stripped.endswith(")"):
+        return None  # the pattern ends with the call's ")"
+    return _WRAP_CALL.match(stripped)
+
+
+def _wrapped_note(file: str, call: re.Match[str]) -> StructureNote:
+    wrapper = (call.group(1) or "") + call.group(2)
+    return StructureNote(file, call.group(3), "wrapped", (wrapper,))
 
 
 def _names(pattern: re.Pattern[str], lines: list[str], moved: set[str]) -> list[str]:
