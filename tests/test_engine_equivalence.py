@@ -507,3 +507,112 @@ def test_areas_and_trace_keep_the_path_reasons_they_show(
         if full.ok:
             assert match._area_match(area, short, kept, lang) == match._area_match(
                 area, full, every, lang)
+
+
+# Lines of new code and of edits: every line a structure question reads, near misses of
+# each, lines over the 300-character cap (cut inside a def, a decorator, a call, a
+# TODO), blank ones, and other whitespace around wrapper calls.
+_STRUCTURE_CODE = st.one_of(
+    _CODE,
+    st.sampled_from([
+        "allow_in_graph(fn)", "torch.library.wrap(helper)", "wrap(Helper)", "assert(x)",
+        "assertEqual(x)", "raise(x)", "raise ValueError", "\tallow_in_graph(fn)",
+        "\x0ballow_in_graph(fn)", "\xa0wrap(fn)", "wrap(fn)\u3000", "wrap(fn) \x85", "wrap(fn)\r",
+        "@pytest.mark.parametrize(\"m\", [])", "@pytest.mark.parametrize(\"k\", [(1, 2), 3])",
+        "@pytest.mark.parametrize_fork", "@pytest.mark.parametrize", "@fork_new_process_for_each",
+        "@ x", "@1", "x  # TODO: later", "#TODOx", "# XXX(a) b", "defaults = 1", "classy()",
+        " " * 296 + "def far(x):", " " * 290 + "def far(x):", "y" * 295 + "(fn)",
+        "x" * 290 + "wrap(fn)", "@" + "d" * 320, " " * 280 + "raise ValueError" + "E" * 30,
+        "assert " + "z" * 300, "x # TODO " + "w" * 300, " " * 293 + "@pytest.mark.parametrize(",
+        "\r", "\x0b", "é(fn)",
+    ]),
+)
+_HEADERS = st.sampled_from(
+    ["@@ -0,0 +1,4 @@", "@@ -0,0 +1 @@ def outer(x):", "@@ -1,3 +1,4 @@ class A:"]
+)
+_NEW_HUNKS = st.builds(
+    lambda head, lines: "\n".join([head, *("+" + line for line in lines)]),
+    _HEADERS, st.lists(_STRUCTURE_CODE, max_size=14),
+)
+# New code holding a def line: read whole (a hunk without one is one piece, read as such).
+_NEW_DEF_HUNKS = st.builds(
+    lambda head, lines, at, define: "\n".join(
+        [head, *("+" + line for line in [*lines[:at], define, *lines[at:]])]
+    ),
+    _HEADERS, st.lists(_STRUCTURE_CODE, max_size=14), st.integers(0, 14),
+    st.sampled_from(["def fn(x):", "    def helper(self):", "class Helper:", "async def run():"]),
+)
+_EDIT_HUNKS = st.builds(
+    lambda head, lines: "\n".join([head, *lines]),
+    _HEADERS,
+    st.lists(st.one_of(
+        st.tuples(st.sampled_from(["+", "+", "-", " "]), _STRUCTURE_CODE).map("".join),
+        st.sampled_from(["\\ No newline at end of file", "+++ b/x", "--- a/x", ""]),
+    ), max_size=14),
+)
+_STRUCTURE_PATCHES = st.lists(st.one_of(_NEW_HUNKS, _NEW_DEF_HUNKS, _EDIT_HUNKS), max_size=4).map(
+    "\n".join
+)
+_STRUCTURE_FILES = st.lists(
+    st.builds(
+        ChangedFile,
+        filename=st.sampled_from(["m.py", "tests/test_m.py", "pkg/test_x.py", "a.pyi", "k.cu"]),
+        patch=st.one_of(_STRUCTURE_PATCHES, _STRUCTURE_PATCHES.map(lambda p: p + "\n")),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_STRUCTURE_FILES, st.sampled_from([0, 1, 2, 6]), st.sampled_from([20_000, 4, 12, 40]))
+def test_read_structure_is_its_plain_definition(
+    files: list[ChangedFile], limit: int, cap: int
+) -> None:
+    original = structure._MAX_PATCH_LINES
+    structure._MAX_PATCH_LINES = cap  # a small budget, so patches past it are generated
+    try:
+        fast = structure.read_structure(files, limit)
+        plain = structure._read_structure_plain(files, limit)
+    finally:
+        structure._MAX_PATCH_LINES = original
+    assert fast == plain
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_NEW_DEF_HUNKS, st.sampled_from(["m.py", "tests/test_m.py"]), st.integers(0, 10))
+def test_a_new_code_hunk_read_whole_is_its_pieces_read_one_by_one(
+    hunk: str, filename: str, below: int
+) -> None:
+    [reading] = structure._readings(filename, hunk, 20_000)
+    assert isinstance(reading, structure._NewCode)
+    plain = list(structure._hunks_plain(filename, hunk, 20_000))
+    assert _pieces(reading.pieces()) == _pieces(plain)
+    assert reading.cost == sum(piece.size + 1 for piece in plain)
+    notes = [n for piece in plain for n in structure._all_hunk_notes(piece)]
+    shown = [n for n in notes if structure._RANK[n.kind] < below]
+    assert list(structure._new_code_notes(reading, below)) == shown
+    assert list(structure._new_code_notes(reading)) == notes
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_EDIT_HUNKS, st.sampled_from(["m.py", "tests/test_m.py"]), st.integers(0, 10))
+def test_hunk_notes_below_a_rank_are_the_notes_ranked_before_it(
+    hunk: str, filename: str, below: int
+) -> None:
+    for piece in structure._hunks(filename, hunk, 20_000):
+        notes = list(structure._all_hunk_notes(piece))
+        shown = [n for n in notes if structure._RANK[n.kind] < below]
+        assert list(structure._hunk_notes(piece, below)) == shown
+
+
+def test_the_new_code_strategy_reaches_every_added_kind_of_note() -> None:
+    # The differential tests above mean something only if new code yields notes.
+    body = ["# TODO: later", "@spawn_new_process", "@torch.compile",
+            "@pytest.mark.parametrize(\"n\", [1, 2, 3])", "def fn(x):", "    raise ValueError(x)",
+            "    assert x", "\x0ballow_in_graph(fn)"]
+    hunk = "@@ -0,0 +1,8 @@\n" + "\n".join("+" + line for line in body)
+    [reading] = structure._readings("m.py", hunk, 20_000)
+    assert isinstance(reading, structure._NewCode)
+    kinds = {note.kind for note in structure._new_code_notes(reading)}
+    assert kinds == {"todo", "isolated", "decorator-added", "parametrize", "raise-added",
+                     "assert-added", "wrapped"}
