@@ -534,13 +534,21 @@ _NEW_HUNKS = st.builds(
     lambda head, lines: "\n".join([head, *("+" + line for line in lines)]),
     _HEADERS, st.lists(_STRUCTURE_CODE, max_size=14),
 )
-# New code holding a def line: read whole (a hunk without one is one piece, read as such).
+# Diff lines holding a def line: read whole (a hunk without one is one piece, read as
+# such). New code, and edits: removed lines, context lines (decorators among them).
+_DEFINES = st.sampled_from(["def fn(x):", "    def helper(self):", "class Helper:",
+                            "async def run():"])
 _NEW_DEF_HUNKS = st.builds(
     lambda head, lines, at, define: "\n".join(
         [head, *("+" + line for line in [*lines[:at], define, *lines[at:]])]
     ),
-    _HEADERS, st.lists(_STRUCTURE_CODE, max_size=14), st.integers(0, 14),
-    st.sampled_from(["def fn(x):", "    def helper(self):", "class Helper:", "async def run():"]),
+    _HEADERS, st.lists(_STRUCTURE_CODE, max_size=14), st.integers(0, 14), _DEFINES,
+)
+_DIFF_LINE = st.tuples(st.sampled_from(["+", "+", "-", " "]), _STRUCTURE_CODE).map("".join)
+_EDIT_DEF_HUNKS = st.builds(
+    lambda head, lines, at, define: "\n".join([head, *lines[:at], define, *lines[at:]]),
+    _HEADERS, st.lists(_DIFF_LINE, max_size=14), st.integers(0, 14),
+    st.tuples(st.sampled_from(["+", " ", "-"]), _DEFINES).map("".join),
 )
 _EDIT_HUNKS = st.builds(
     lambda head, lines: "\n".join([head, *lines]),
@@ -550,9 +558,9 @@ _EDIT_HUNKS = st.builds(
         st.sampled_from(["\\ No newline at end of file", "+++ b/x", "--- a/x", ""]),
     ), max_size=14),
 )
-_STRUCTURE_PATCHES = st.lists(st.one_of(_NEW_HUNKS, _NEW_DEF_HUNKS, _EDIT_HUNKS), max_size=4).map(
-    "\n".join
-)
+_STRUCTURE_PATCHES = st.lists(
+    st.one_of(_NEW_HUNKS, _NEW_DEF_HUNKS, _EDIT_DEF_HUNKS, _EDIT_HUNKS), max_size=4
+).map("\n".join)
 _STRUCTURE_FILES = st.lists(
     st.builds(
         ChangedFile,
@@ -578,20 +586,21 @@ def test_read_structure_is_its_plain_definition(
     assert fast == plain
 
 
-@settings(max_examples=3000, deadline=None)
-@given(_NEW_DEF_HUNKS, st.sampled_from(["m.py", "tests/test_m.py"]), st.integers(0, 10))
-def test_a_new_code_hunk_read_whole_is_its_pieces_read_one_by_one(
+@settings(max_examples=4000, deadline=None)
+@given(st.one_of(_NEW_DEF_HUNKS, _EDIT_DEF_HUNKS), st.sampled_from(["m.py", "tests/test_m.py"]),
+       st.integers(0, 10))
+def test_a_hunk_read_whole_is_its_pieces_read_one_by_one(
     hunk: str, filename: str, below: int
 ) -> None:
     [reading] = structure._readings(filename, hunk, 20_000)
-    assert isinstance(reading, structure._NewCode)
+    assert isinstance(reading, structure._WholeHunk)
     plain = list(structure._hunks_plain(filename, hunk, 20_000))
     assert _pieces(reading.pieces()) == _pieces(plain)
     assert reading.cost == sum(piece.size + 1 for piece in plain)
     notes = [n for piece in plain for n in structure._all_hunk_notes(piece)]
     shown = [n for n in notes if structure._RANK[n.kind] < below]
-    assert list(structure._new_code_notes(reading, below)) == shown
-    assert list(structure._new_code_notes(reading)) == notes
+    assert list(structure._whole_hunk_notes(reading, below)) == shown
+    assert list(structure._whole_hunk_notes(reading)) == notes
 
 
 @settings(max_examples=2000, deadline=None)
@@ -612,7 +621,7 @@ def test_the_new_code_strategy_reaches_every_added_kind_of_note() -> None:
             "    assert x", "\x0ballow_in_graph(fn)"]
     hunk = "@@ -0,0 +1,8 @@\n" + "\n".join("+" + line for line in body)
     [reading] = structure._readings("m.py", hunk, 20_000)
-    assert isinstance(reading, structure._NewCode)
-    kinds = {note.kind for note in structure._new_code_notes(reading)}
+    assert isinstance(reading, structure._WholeHunk)
+    kinds = {note.kind for note in structure._whole_hunk_notes(reading)}
     assert kinds == {"todo", "isolated", "decorator-added", "parametrize", "raise-added",
                      "assert-added", "wrapped"}

@@ -63,7 +63,7 @@ class _Hunk:
     file: str
     scope: str
     removed: list[str] = field(default_factory=list)
-    # None: read from `_text` when asked (a new-code piece's notes never ask).
+    # None: read from `_text` when asked (a `_WholeHunk`'s notes of added lines never ask).
     _added: list[str] | None = field(default_factory=list)
     # (marker, code) in patch order, for order and decorator attribution. A piece read
     # from its text (`_hunks`: its lines, each after a "\n") builds them only when
@@ -71,7 +71,6 @@ class _Hunk:
     _lines: list[tuple[str, str]] | None = None
     _text: str = ""
     _size: int = 0
-    _marked: list[str] | None = None  # the lines, each its marker and code
 
     @property
     def added(self) -> list[str]:
@@ -82,18 +81,13 @@ class _Hunk:
     @property
     def lines(self) -> list[tuple[str, str]]:
         if self._lines is None:
-            if self._marked is not None:
-                self._lines = [(line[0], line[1:]) for line in self._marked]
-            else:
-                self._lines = _diff_lines(self._text)
+            self._lines = _diff_lines(self._text)
         return self._lines
 
     @property
     def size(self) -> int:
         """How many diff lines (context, added, removed) the piece holds."""
-        if self._lines is not None:
-            return len(self._lines)
-        return len(self._marked) if self._marked is not None else self._size
+        return len(self._lines) if self._lines is not None else self._size
 
     @property
     def cost(self) -> int:
@@ -104,8 +98,6 @@ class _Hunk:
         """(marker, `_DECORATOR` match) of the lines that are decorators, in order."""
         if self._lines is not None:
             lines: Iterable[tuple[str, str]] = self._lines
-        elif self._marked is not None:
-            lines = ((line[0], line[1:]) for line in self._marked if "@" in line)
         else:
             lines = _MAY_DECORATE.findall(self._text)
         found = ((marker, _DECORATOR.match(code)) for marker, code in lines)
@@ -220,8 +212,6 @@ def _one_per_symbol(notes: list[StructureNote], limit: int) -> Iterator[Structur
 _CODE = f".{{0,{_MAX_LINE - 1}}}"
 _REMOVED_CODE = re.compile(rf"\n-(?!--)({_CODE})")
 _ADDED_CODE = re.compile(rf"\n\+(?!\+\+)({_CODE})")
-# Every diff line: its marker and code.
-_MARKED_LINE = re.compile(rf"\n((?!\+\+\+|---)[ +-]{_CODE})")
 # Every line that may be a decorator: (marker, code).
 _MAY_DECORATE = re.compile(rf"\n([ +-])((?=[ \t]*@){_CODE})")
 
@@ -229,27 +219,27 @@ _MAY_DECORATE = re.compile(rf"\n([ +-])((?=[ \t]*@){_CODE})")
 def _hunks(filename: str, patch: str, budget: int) -> Iterator[_Hunk]:
     """`_hunks_plain`, the pieces of `_readings`."""
     for reading in _readings(filename, patch, budget):
-        if isinstance(reading, _NewCode):
+        if isinstance(reading, _WholeHunk):
             yield from reading.pieces()
         else:
             yield reading
 
 
-def _reading_notes(reading: _Hunk | _NewCode, below: int) -> Iterator[StructureNote]:
-    if isinstance(reading, _NewCode):
-        return _new_code_notes(reading, below)
+def _reading_notes(reading: _Hunk | _WholeHunk, below: int) -> Iterator[StructureNote]:
+    if isinstance(reading, _WholeHunk):
+        return _whole_hunk_notes(reading, below)
     return _hunk_notes(reading, below)
 
 
-def _readings(filename: str, patch: str, budget: int) -> Iterator[_Hunk | _NewCode]:
+def _readings(filename: str, patch: str, budget: int) -> Iterator[_Hunk | _WholeHunk]:
     """`_hunks_plain`, reading whole hunks with a few scans of their text.
 
     A 3,000-file PR has up to `_MAX_PATCH_LINES` lines to read, and a Python loop over
     them was most of the structure notes' time. A hunk without a def line is one piece:
     its added and removed lines are one `findall` each, and its (marker, code) list is
-    built only when a note asks for it. A hunk of added lines only (a new file) is cut
-    at its def lines by index, and is read whole (`_NewCode`). Other hunks holding a
-    def line, and a patch longer than the budget (cut mid-way), are read line by line.
+    built only when a note asks for it. A hunk holding a def line is read whole
+    (`_WholeHunk`) when every line of it is a diff line; otherwise, and for a patch
+    longer than the budget (cut mid-way), line by line.
     tests/test_engine_equivalence.py checks the pieces against `_hunks_plain`."""
     lines = patch.count("\n")
     if budget <= 0 or lines >= budget:
@@ -270,32 +260,32 @@ def _readings(filename: str, patch: str, budget: int) -> Iterator[_Hunk | _NewCo
             size = text.count("\n ") + len(removed) + len(added)
             yield _Hunk(filename, scope, removed, added, _text=text, _size=size)
             continue
-        new_code = _new_code(filename, scope, text, lines if one_hunk else text.count("\n"))
-        if new_code is not None:
-            yield new_code
-            continue
-        marked = _MARKED_LINE.findall(text)
-        if len(marked) == text.count("\n"):
-            yield from _marked_pieces(filename, scope, text, marked)
+        whole = _whole_hunk(filename, scope, text, lines if one_hunk else text.count("\n"))
+        if whole is not None:
+            yield whole
         else:  # a line that is not a diff line (or a "+++"/"---" one): read line by line
             yield from _hunks_plain(filename, "@@" + piece, budget)
 
 
 @dataclass
-class _NewCode:
-    """A new-code hunk (every line added), read whole: the lines its questions may be
-    about, found by one search of its text (`_new_code`). Its pieces are cut like
-    `_marked_pieces` cuts them: piece i is `text[starts[i]:starts[i + 1]]`, in function
-    `scopes[i]`. Lines are found by where they start (their "\\n")."""
+class _WholeHunk:
+    """A hunk of diff lines read whole: the lines its questions may be about, found by
+    one search of its text (`_whole_hunk`). Its pieces are cut where `_hunks_plain`
+    cuts them: piece i is `text[starts[i]:starts[i + 1]]`, in function `scopes[i]`.
+    Lines are named by where they start (their "\\n")."""
 
     file: str
     text: str
     lines: int
     scope: str  # the hunk header's function: the first piece's
-    defs: list[tuple[int, str]]  # each def line and the name it defines
-    decorators: list[tuple[int, bool]]  # each decorator line, and if it is a parametrize
-    asked: list[tuple[int, str]]  # lines that may raise, assert or wrap: their group
+    defs: list[tuple[int, str, bool]]  # each def line, the name it defines, if added
+    decorators: list[tuple[int, bool]]  # each added decorator line, if a parametrize
+    asked: list[tuple[int, str]]  # added lines that may raise, assert or wrap: their group
+    # Removed lines and context decorators: their pieces are asked every question.
+    held: list[int]
+    held_decorators: list[int]  # the decorators among them
     _cuts: tuple[list[int], list[str]] | None = None
+    _general: set[int] | None = None
 
     @property
     def cost(self) -> int:
@@ -312,8 +302,15 @@ class _NewCode:
 
     def cuts(self) -> tuple[list[int], list[str]]:
         if self._cuts is None:
-            self._cuts = _new_code_cuts(self)
+            self._cuts = _whole_hunk_cuts(self)
         return self._cuts
+
+    @property
+    def general(self) -> set[int]:
+        """The pieces read as `_Hunk`s: a removed line or a context decorator in them."""
+        if self._general is None:
+            self._general = {self.piece_of(at) for at in self.held}
+        return self._general
 
     def piece_of(self, at: int) -> int:
         """The piece holding the text's character `at`."""
@@ -321,21 +318,22 @@ class _NewCode:
 
     def pieces(self) -> list[_Hunk]:
         ends = [*self.starts[1:], len(self.text)]
-        texts = [self.text[start:end] for start, end in zip(self.starts, ends, strict=True)]
-        return [
-            _Hunk(self.file, scope, [], None, _text=text, _size=text.count("\n"))
-            for scope, text in zip(self.scopes, texts, strict=True)
-        ]
+        return [self.piece(i, end) for i, end in enumerate(ends)]
+
+    def piece(self, i: int, end: int) -> _Hunk:
+        text = self.text[self.starts[i] : end]
+        removed = _REMOVED_CODE.findall(text) if i in self.general else []
+        return _Hunk(self.file, self.scopes[i], removed, None, _text=text, _size=text.count("\n"))
 
 
-# Every line of a new-code hunk a question may be about, and any line that is not an
-# added one ("other": the hunk is not new code). Each alternative matches a line where
-# its question's pattern matches the line's capped code, and maybe where it does not
-# (a line over the cap), so each line found is asked again, of its capped code. "call"
-# comes before "assert": "assert(x)" is both. The lookahead for the first letter of
-# the other alternatives halves the search's time.
-_NEW_CODE_LINE = re.compile(
-    r"\n(?:(?P<other>(?!\+)|\+\+\+)|\+(?:"
+# Every line of a hunk a question may be about, and any line that is not a diff line
+# ("other": the hunk is read line by line). Each alternative matches a line where its
+# question's pattern matches the line's capped code, and maybe where it does not (a
+# line over the cap), so each line found is asked again, of its capped code. "call"
+# comes before "assert": "assert(x)" is both. Context lines matter only as def lines
+# and decorators. The lookaheads for a first letter halve the search's time.
+_HUNK_LINE = re.compile(
+    r"\n(?:(?P<removed>-(?!--))|(?P<context> )(?=[ \t]*[@adc])|(?P<other>(?![ +])|\+\+\+)|\+(?:"
     r"(?P<call>(?![ \t])[^\S\n]*[A-Za-z_][\w.]*\([A-Za-z_]\w*\))"
     r"|[ \t]*(?=[@adcr])(?:(?P<def>(?:async[ \t]+)?(?:def|class)[ \t])"
     r"|(?P<parametrize>@pytest\.mark\.parametrize\()|(?P<decorator>@)"
@@ -348,25 +346,39 @@ _MAY_WRAP = re.compile(r"\([A-Za-z_]\w*\)[^\S\n]*(?:\n|\Z)")
 _MAY_TODO = re.compile(r"#[ \t]*(?:TODO|FIXME|XXX)")
 
 
-def _new_code(filename: str, scope: str, text: str, lines: int) -> _NewCode | None:
-    """A hunk's text (`lines` lines) read as new code; None if a line is not an added one."""
-    code = _NewCode(filename, text, lines, scope, [], [], [])
-    for line in _NEW_CODE_LINE.finditer(text):
+def _whole_hunk(filename: str, scope: str, text: str, lines: int) -> _WholeHunk | None:
+    """A hunk's text (`lines` lines) read whole; None if a line is not a diff line."""
+    hunk = _WholeHunk(filename, text, lines, scope, [], [], [], [], [])
+    for line in _HUNK_LINE.finditer(text):
         group, at = line.lastgroup, line.start()
         if group == "other":
             return None
-        if group == "def":
+        if group in ("removed", "context"):
+            _read_kept_line(hunk, at, group)
+        elif group == "def":
             definition = _DEF.match(text, at + 2, at + 1 + _MAX_LINE)
             if definition is not None:
-                code.defs.append((at, definition.group(1)))
+                hunk.defs.append((at, definition.group(1), True))
         elif group == "parametrize" and _PARAMETRIZE.match(text, at + 2, at + 1 + _MAX_LINE):
-            code.decorators.append((at, True))
+            hunk.decorators.append((at, True))
         elif group in ("parametrize", "decorator"):
             if _DECORATOR.match(text, at + 2, at + 1 + _MAX_LINE):
-                code.decorators.append((at, False))
+                hunk.decorators.append((at, False))
         else:
-            code.asked.append((at, group or ""))
-    return code
+            hunk.asked.append((at, group or ""))
+    return hunk
+
+
+def _read_kept_line(hunk: _WholeHunk, at: int, group: str) -> None:
+    """A removed line, or a context line that may be a def line or a decorator."""
+    definition = _DEF.match(hunk.text, at + 2, at + 1 + _MAX_LINE)
+    if definition is not None:
+        hunk.defs.append((at, definition.group(1), False))
+    elif _DECORATOR.match(hunk.text, at + 2, at + 1 + _MAX_LINE):
+        hunk.held_decorators.append(at)
+        hunk.held.append(at)
+    if group == "removed":
+        hunk.held.append(at)
 
 
 def _capped(text: str, at: int) -> str:
@@ -375,12 +387,12 @@ def _capped(text: str, at: int) -> str:
     return text[at + 2 : min(at + 1 + _MAX_LINE, len(text) if end < 0 else end)]
 
 
-def _new_code_cuts(code: _NewCode) -> tuple[list[int], list[str]]:
-    """Where `_marked_pieces` would cut a new-code hunk, and each piece's scope."""
-    text = code.text
-    starts, scopes = [0], [code.scope]
-    decorated = {at for at, _ in code.decorators}
-    for at, name in code.defs:
+def _whole_hunk_cuts(hunk: _WholeHunk) -> tuple[list[int], list[str]]:
+    """Where `_hunks_plain` cuts a hunk into pieces, and each piece's scope."""
+    text = hunk.text
+    starts, scopes = [0], [hunk.scope]
+    decorated = {at for at, _ in hunk.decorators} | set(hunk.held_decorators)
+    for at, name, _ in hunk.defs:
         # Decorators just above the def line belong to it (`_trailing_decorators`).
         end = at
         while end > starts[-1]:
@@ -391,55 +403,6 @@ def _new_code_cuts(code: _NewCode) -> tuple[list[int], list[str]]:
         starts.append(end)
         scopes.append(name)
     return starts, scopes
-
-
-def _marked_pieces(filename: str, scope: str, text: str, marked: list[str]) -> Iterator[_Hunk]:
-    """The pieces of a hunk whose every line is a diff line: `marked`, its lines (marker
-    and code) from `text`."""
-    # A new file's hunk: every line added (no "\n-", no "\n "), none to sort.
-    added_only = "\n-" not in text and "\n " not in text
-    start = 0
-    for at in _lines_holding(text, ("def", "class")):
-        line = marked[at]
-        definition = _DEF.match(line, 1) if "def" in line or "class" in line else None
-        if definition is None:
-            continue
-        # Decorators just above the def line belong to it (`_trailing_decorators`).
-        end = at
-        while end > start and "@" in marked[end - 1] and _DECORATOR.match(marked[end - 1], 1):
-            end -= 1
-        yield _marked_piece(filename, scope, marked[start:end], added_only)
-        scope, start = definition.group(1), end
-    yield _marked_piece(filename, scope, marked[start:], added_only)
-
-
-def _marked_piece(filename: str, scope: str, marked: list[str], added_only: bool) -> _Hunk:
-    if added_only:
-        return _Hunk(filename, scope, [], [line[1:] for line in marked], _marked=marked)
-    return _Hunk(
-        filename, scope,
-        [line[1:] for line in marked if line[0] == "-"],
-        [line[1:] for line in marked if line[0] == "+"],
-        _marked=marked,
-    )
-
-
-def _lines_holding(text: str, words: tuple[str, ...]) -> list[int]:
-    """Which lines of `text` (each after a "\n", counted from 0) hold one of `words`."""
-    places: list[int] = []
-    for word in words:
-        at = text.find(word)
-        while at >= 0:
-            places.append(at)
-            at = text.find(word, at + 1)
-    lines: list[int] = []
-    line, counted = -1, 0
-    for at in sorted(places):
-        line += text.count("\n", counted, at)
-        counted = at
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
 
 
 def _hunk_scope(header: str) -> str:
@@ -547,100 +510,108 @@ def _asked_notes(hunk: _Hunk, below: int) -> Iterator[StructureNote]:
     )
 
 
-def _new_code_notes(code: _NewCode, below: int = _SHOWN_ALL) -> Iterator[StructureNote]:
-    """`_all_hunk_notes` of each piece of a new-code hunk, of the kinds ranked before
-    `below`: each question asked only of the lines `_new_code` found for it, its
-    findings put in their pieces.
+def _whole_hunk_notes(hunk: _WholeHunk, below: int = _SHOWN_ALL) -> Iterator[StructureNote]:
+    """`_all_hunk_notes` of each piece of a hunk read whole, of the kinds ranked before
+    `below`. A piece with a removed line or a context decorator is read as a `_Hunk`;
+    in the others no line moved and only the added kinds can be found, so each of
+    their questions is asked only of the lines `_whole_hunk` found for it, its findings
+    put in their pieces.
 
-    Nothing was removed, so no line moved and only the added kinds can be found. The
-    vendored 3,000-file PR is mostly such hunks, each cut into many pieces: building
+    The vendored 3,000-file PR is mostly new files, each cut into many pieces: building
     each piece's lists and asking it every question was most of the notes' time."""
     found: dict[int, list[StructureNote]] = {}
-    for piece, note in _new_code_findings(code, below):
+    for piece, note in _added_findings(hunk, below):
         if _RANK[note.kind] < below:
             found.setdefault(piece, []).append(note)
+    ends = [*hunk.starts[1:], len(hunk.text)] if hunk.held else []
+    for piece in hunk.general:  # what was found in them above is read again, all of it
+        found[piece] = list(_hunk_notes(hunk.piece(piece, ends[piece]), below))
     for piece in sorted(found):
         yield from found[piece]
 
 
-def _new_code_findings(code: _NewCode, below: int) -> Iterator[tuple[int, StructureNote]]:
-    """(piece, note), each kind in `_notes_of`'s order, its pieces in order."""
-    file, text = code.file, code.text
-    for piece, at in _first_per_piece(code, _RAISE) if _RANK["raise-added"] < below else ():
+def _added_findings(hunk: _WholeHunk, below: int) -> Iterator[tuple[int, StructureNote]]:
+    """(piece, note) as if every piece held only added and plain context lines, each
+    kind in `_notes_of`'s order, its pieces in order."""
+    file, text = hunk.file, hunk.text
+    for piece, at in _first_per_piece(hunk, _RAISE) if _RANK["raise-added"] < below else ():
         name = _RAISE.match(_capped(text, at))
-        yield piece, StructureNote(file, code.scopes[piece], "raise-added", _groups(name))
+        yield piece, StructureNote(file, hunk.scopes[piece], "raise-added", _groups(name))
     asserts = _RANK["assert-added"] < below and not _is_test_file(file)
-    for piece, at in _first_per_piece(code, _ASSERT) if asserts else ():
+    for piece, at in _first_per_piece(hunk, _ASSERT) if asserts else ():
         snippet = _snip(_capped(text, at))
-        yield piece, StructureNote(file, code.scopes[piece], "assert-added", (snippet,))
-    if code.decorators and _RANK["decorator-added"] < below:
-        yield from _new_code_decorations(code, parametrize=_RANK["parametrize"] < below)
+        yield piece, StructureNote(file, hunk.scopes[piece], "assert-added", (snippet,))
+    if hunk.decorators and _RANK["decorator-added"] < below:
+        yield from _added_decorations(hunk, parametrize=_RANK["parametrize"] < below)
     if _RANK["todo"] < below and "#" in text:
-        yield from _new_code_todos(code)
+        yield from _added_todos(hunk)
     if _RANK["wrapped"] < below:
-        yield from _new_code_wrapped(code)
+        yield from _added_wrapped(hunk)
 
 
 def _groups(match: re.Match[str] | None) -> tuple[str, ...]:
     return (match.group(1),) if match else ()
 
 
-def _first_per_piece(code: _NewCode, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+def _first_per_piece(hunk: _WholeHunk, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
     """(piece, line) of the first line of each piece whose capped code `pattern`
-    matches, among the lines `_new_code` found may raise, assert or wrap."""
+    matches, among the added lines `_whole_hunk` found may raise, assert or wrap."""
     done = -1
-    for at, _ in code.asked:
-        if pattern.match(code.text, at + 2, at + 1 + _MAX_LINE) is None:
+    for at, _ in hunk.asked:
+        if pattern.match(hunk.text, at + 2, at + 1 + _MAX_LINE) is None:
             continue
-        piece = code.piece_of(at)
+        piece = hunk.piece_of(at)
         if piece != done:
             yield piece, at
             done = piece
 
 
-def _new_code_decorations(
-    code: _NewCode, *, parametrize: bool
+def _added_decorations(
+    hunk: _WholeHunk, *, parametrize: bool
 ) -> Iterator[tuple[int, StructureNote]]:
     """`_decorator_notes` of each piece; without the parametrize lines when their note
     is not asked for (they give no other)."""
     lines: dict[int, list[tuple[str, re.Match[str]]]] = {}
-    for at, is_parametrize in code.decorators:
+    for at, is_parametrize in hunk.decorators:
         if parametrize or not is_parametrize:
-            decorator = _DECORATOR.match(_capped(code.text, at))
+            decorator = _DECORATOR.match(_capped(hunk.text, at))
             if decorator is not None:
-                lines.setdefault(code.piece_of(at), []).append(("+", decorator))
+                lines.setdefault(hunk.piece_of(at), []).append(("+", decorator))
     for piece, decorators in lines.items():
-        for note in _decorations(code.file, code.scopes[piece], decorators, set()):
+        for note in _decorations(hunk.file, hunk.scopes[piece], decorators, set()):
             yield piece, note
 
 
-def _new_code_todos(code: _NewCode) -> Iterator[tuple[int, StructureNote]]:
-    text, starts = code.text, code.starts
+def _added_todos(hunk: _WholeHunk) -> Iterator[tuple[int, StructureNote]]:
+    text = hunk.text
     near = _MAY_TODO.search(text)
     while near is not None:
         at = text.rfind("\n", 0, near.start())
-        todo = _TODO.search(_capped(text, at))
+        todo = _TODO.search(_capped(text, at)) if text[at + 1] == "+" else None
         if todo is None:
             end = text.find("\n", near.end())
             near = _MAY_TODO.search(text, end) if end >= 0 else None
             continue
-        piece = code.piece_of(at)
+        piece = hunk.piece_of(at)
         said = _snip(todo.group(2) or todo.group(1))
-        yield piece, StructureNote(code.file, code.scopes[piece], "todo", (said,))
+        yield piece, StructureNote(hunk.file, hunk.scopes[piece], "todo", (said,))
+        starts = hunk.starts
         near = _MAY_TODO.search(text, starts[piece + 1]) if piece + 1 < len(starts) else None
 
 
-def _new_code_wrapped(code: _NewCode) -> Iterator[tuple[int, StructureNote]]:
+def _added_wrapped(hunk: _WholeHunk) -> Iterator[tuple[int, StructureNote]]:
     """`_wrapped` of each piece, asked of the lines that may be "wrapper(name)" calls."""
     done = -1
-    for at, group in code.asked:
-        call = _wrap_call(_capped(code.text, at)) if group == "call" else None
-        piece = code.piece_of(at) if call is not None else done
+    for at, group in hunk.asked:
+        call = _wrap_call(_capped(hunk.text, at)) if group == "call" else None
+        piece = hunk.piece_of(at) if call is not None else done
         if call is None or piece == done:
             continue
-        defined = {name for where, name in code.defs if code.piece_of(where) == piece}
-        if call.group(3) in defined | {code.scopes[piece]}:
-            yield piece, _wrapped_note(code.file, call)
+        defined = {
+            name for where, name, added in hunk.defs if added and hunk.piece_of(where) == piece
+        }
+        if call.group(3) in defined | {hunk.scopes[piece]}:
+            yield piece, _wrapped_note(hunk.file, call)
             done = piece
 
 
