@@ -335,7 +335,7 @@ class _WholeHunk:
 _HUNK_LINE = re.compile(
     r"\n(?:(?P<removed>-(?!--))|(?P<context> )(?=[ \t]*[@adc])|(?P<other>(?![ +])|\+\+\+)|\+(?:"
     r"(?P<call>(?![ \t])[^\S\n]*[A-Za-z_][\w.]*\([A-Za-z_]\w*\))"
-    r"|[ \t]*(?=[@adcr])(?:(?P<def>(?:async[ \t]+)?(?:def|class)[ \t])"
+    r"|[ \t]*(?=[@adcr])(?:(?P<def>(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*))"
     r"|(?P<parametrize>@pytest\.mark\.parametrize\()|(?P<decorator>@)"
     r"|(?P<raise>raise[ \t])|(?P<assert>assert))))"
 )
@@ -355,6 +355,8 @@ def _whole_hunk(filename: str, scope: str, text: str, lines: int) -> _WholeHunk 
             return None
         if group in ("removed", "context"):
             _read_kept_line(hunk, at, group)
+        elif group == "def" and line.end() <= at + 1 + _MAX_LINE:
+            hunk.defs.append((at, line.group("name"), True))  # `_DEF`'s match: within the cap
         elif group == "def":
             definition = _DEF.match(text, at + 2, at + 1 + _MAX_LINE)
             if definition is not None:
@@ -406,6 +408,8 @@ def _whole_hunk_cuts(hunk: _WholeHunk) -> tuple[list[int], list[str]]:
 
 
 def _hunk_scope(header: str) -> str:
+    if "def" not in header and "class" not in header:
+        return ""  # no def line to match: most headers
     match = _HUNK.match(header)
     definition = _DEF.match(match.group(1)) if match else None
     return definition.group(1) if definition else ""
