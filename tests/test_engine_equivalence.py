@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pickle
 import random
+import re
 from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
@@ -282,6 +283,19 @@ def test_cpp_symbols_skipping_idle_lines_are_the_line_by_line_ones(lines: list[s
     patch = "\n".join(lines)
     fast = symbols._cpp_symbols(patch).resolved()
     assert fast == symbols._cpp_symbols(patch, skip_idle=False).resolved()
+
+
+@given(_CPP_LINES)
+def test_the_possessive_signature_search_finds_what_backtracking_finds(lines: list[str]) -> None:
+    text = "\n" + "\n".join(lines)
+    backtracking = re.compile(symbols._MAY_BE_SIGNATURE.pattern.replace("*+", "*"))
+    assert backtracking.pattern != symbols._MAY_BE_SIGNATURE.pattern
+
+    def found(pattern: re.Pattern[str]) -> list[tuple[object, ...]]:
+        return [(m.span(), *m.groups()) for m in
+                (pattern.search(text, at) for at in range(len(text))) if m is not None]
+
+    assert found(symbols._MAY_BE_SIGNATURE) == found(backtracking)
 
 
 def test_the_structure_strategy_reaches_every_kind_of_note() -> None:
