@@ -17,7 +17,17 @@ from typing import Literal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core import escape, risks, structure, symbols
+from bot.core import (
+    escape,
+    risks,
+    structure,
+    structure_lines,
+    structure_notes,
+    structure_pieces,
+    structure_whole,
+    structure_whole_notes,
+    symbols,
+)
 from bot.core.body import PullRequestBody
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.patterns import LinePattern, encode
@@ -210,8 +220,8 @@ def test_structure_notes_skip_only_questions_that_find_nothing(
     lines: list[str], filename: str
 ) -> None:
     patch = "@@ -1,9 +1,9 @@\n" + "\n".join(lines)
-    for hunk in structure._hunks(filename, patch, 20_000):
-        assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
+    for hunk in structure_whole._hunks(filename, patch, 20_000):
+        assert list(structure_notes.hunk_notes(hunk)) == list(structure_notes.all_hunk_notes(hunk))
 
 
 _HUNK_LINES = st.lists(
@@ -228,7 +238,7 @@ _HUNK_LINES = st.lists(
 )
 
 
-def _pieces(hunks: Iterable[structure._Hunk]) -> list[tuple[object, ...]]:
+def _pieces(hunks: Iterable[structure_pieces.Hunk]) -> list[tuple[object, ...]]:
     return [(h.file, h.scope, h.removed, h.added, h.size, h.lines) for h in hunks]
 
 
@@ -239,24 +249,24 @@ def test_hunks_read_from_their_text_are_the_line_by_line_ones(
     lines: list[str], head: str, budget: int
 ) -> None:
     patch = head + "\n".join(lines)
-    fast = list(structure._hunks("m.py", patch, budget))
+    fast = list(structure_whole._hunks("m.py", patch, budget))
     # The notes ask for decorator lines before a piece builds its (marker, code) list.
     decorators = [[(m, d.group(0)) for m, d in h.decorator_lines()] for h in fast]
-    plain = list(structure._hunks_plain("m.py", patch, budget))
+    plain = list(structure_pieces.hunks_plain("m.py", patch, budget))
     assert decorators == [
-        [(m, d.group(0)) for m, c in h.lines if (d := structure._DECORATOR.match(c))]
+        [(m, d.group(0)) for m, c in h.lines if (d := structure_lines.DECORATOR.match(c))]
         for h in plain
     ]
     assert _pieces(fast) == _pieces(plain)
     for hunk in fast:
-        assert list(structure._hunk_notes(hunk)) == list(structure._all_hunk_notes(hunk))
+        assert list(structure_notes.hunk_notes(hunk)) == list(structure_notes.all_hunk_notes(hunk))
 
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", "(", ")", "{", "}", ",", " ", "\t", "1", "a", '"']),
                 max_size=14).map("".join))
 def test_case_count_is_the_character_walk(arguments: str) -> None:
-    assert structure._case_count(arguments) == structure._case_count_plain(arguments)
+    assert structure_lines._case_count(arguments) == structure_lines._case_count_plain(arguments)
 
 
 _CPP_LINES = st.lists(
@@ -308,8 +318,8 @@ def test_the_structure_strategy_reaches_every_kind_of_note() -> None:
     ]
     kinds = set()
     for body in patches:
-        for hunk in structure._hunks("m.py", "@@ -1 +1 @@\n" + body, 20_000):
-            kinds |= {note.kind for note in structure._hunk_notes(hunk)}
+        for hunk in structure_whole._hunks("m.py", "@@ -1 +1 @@\n" + body, 20_000):
+            kinds |= {note.kind for note in structure_notes.hunk_notes(hunk)}
     assert kinds >= {"condition", "raise-added", "assert-changed", "decorator-added",
                      "kwarg-removed", "todo", "wrapped", "reordered"}
 
@@ -606,15 +616,15 @@ def test_read_structure_is_its_plain_definition(
 def test_a_hunk_read_whole_is_its_pieces_read_one_by_one(
     hunk: str, filename: str, below: int
 ) -> None:
-    [reading] = structure._readings(filename, hunk, 20_000)
-    assert isinstance(reading, structure._WholeHunk)
-    plain = list(structure._hunks_plain(filename, hunk, 20_000))
+    [reading] = structure_whole.readings(filename, hunk, 20_000)
+    assert isinstance(reading, structure_whole.WholeHunk)
+    plain = list(structure_pieces.hunks_plain(filename, hunk, 20_000))
     assert _pieces(reading.pieces()) == _pieces(plain)
     assert reading.cost == sum(piece.size + 1 for piece in plain)
-    notes = [n for piece in plain for n in structure._all_hunk_notes(piece)]
-    shown = [n for n in notes if structure._RANK[n.kind] < below]
-    assert list(structure._whole_hunk_notes(reading, below)) == shown
-    assert list(structure._whole_hunk_notes(reading)) == notes
+    notes = [n for piece in plain for n in structure_notes.all_hunk_notes(piece)]
+    shown = [n for n in notes if structure_lines.RANK[n.kind] < below]
+    assert list(structure_whole_notes.whole_hunk_notes(reading, below)) == shown
+    assert list(structure_whole_notes.whole_hunk_notes(reading)) == notes
 
 
 @settings(max_examples=2000, deadline=None)
@@ -622,10 +632,10 @@ def test_a_hunk_read_whole_is_its_pieces_read_one_by_one(
 def test_hunk_notes_below_a_rank_are_the_notes_ranked_before_it(
     hunk: str, filename: str, below: int
 ) -> None:
-    for piece in structure._hunks(filename, hunk, 20_000):
-        notes = list(structure._all_hunk_notes(piece))
-        shown = [n for n in notes if structure._RANK[n.kind] < below]
-        assert list(structure._hunk_notes(piece, below)) == shown
+    for piece in structure_whole._hunks(filename, hunk, 20_000):
+        notes = list(structure_notes.all_hunk_notes(piece))
+        shown = [n for n in notes if structure_lines.RANK[n.kind] < below]
+        assert list(structure_notes.hunk_notes(piece, below)) == shown
 
 
 def test_the_new_code_strategy_reaches_every_added_kind_of_note() -> None:
@@ -634,8 +644,8 @@ def test_the_new_code_strategy_reaches_every_added_kind_of_note() -> None:
             "@pytest.mark.parametrize(\"n\", [1, 2, 3])", "def fn(x):", "    raise ValueError(x)",
             "    assert x", "\x0ballow_in_graph(fn)"]
     hunk = "@@ -0,0 +1,8 @@\n" + "\n".join("+" + line for line in body)
-    [reading] = structure._readings("m.py", hunk, 20_000)
-    assert isinstance(reading, structure._WholeHunk)
-    kinds = {note.kind for note in structure._whole_hunk_notes(reading)}
+    [reading] = structure_whole.readings("m.py", hunk, 20_000)
+    assert isinstance(reading, structure_whole.WholeHunk)
+    kinds = {note.kind for note in structure_whole_notes.whole_hunk_notes(reading)}
     assert kinds == {"todo", "isolated", "decorator-added", "parametrize", "raise-added",
                      "assert-added", "wrapped"}
