@@ -177,7 +177,12 @@ def test_missing_tests_lists_up_to_five_sources() -> None:
     risk = assess(pr(*files, "docs/a.md"))["missing-tests"]
     assert risk.severity == "medium"
     assert risk.evidence == tuple(files[:5])
-    assert "7 source file(s)" in risk.text
+    assert risk.text.startswith("7 source files changed without any test change")
+
+
+def test_missing_tests_names_one_source_in_the_singular() -> None:
+    risk = assess(pr("vllm/multimodal/m0.py"))["missing-tests"]
+    assert risk.text.startswith("1 source file changed without any test change")
 
 
 def test_no_missing_tests_with_a_test_change() -> None:

@@ -128,6 +128,19 @@ def test_reason_names_criticality_area_size_and_risks() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("risks", "note"),
+    [
+        ((risk("medium"),), ", with 1 open risk"),
+        ((risk("medium"), risk("low"), risk("medium")), ", with 2 open risks"),
+        ((risk("low"),), ""),
+    ],
+)  # fmt: skip
+def test_reason_counts_the_shown_risks_in_words(risks: tuple[Risk, ...], note: str) -> None:
+    call = judge_verdict(pr(412, 37, 9), (COMPILE,), risks, "en")
+    assert call.reason == f"High-criticality torch.compile change, +412/−37 in 9 files{note}"
+
+
 def test_reason_in_chinese_and_for_more_areas() -> None:
     call = judge_verdict(pr(5, 1), (FRONTEND, COMPILE), (), "zh")
     assert call.reason == "高关键度的 torch.compile（另有 1 个领域）改动，1 个文件 +5/−1"

@@ -73,6 +73,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": ",存在未解决的高风险项",
     },
     "verdict.risks.open": {"en": ", with {count} open risks", "zh": ",有 {count} 个待解决风险项"},
+    "verdict.risks.open.one": {"en": ", with 1 open risk", "zh": ",有 1 个待解决风险项"},
     # --- risks (bot/core/risks.py) ------------------------------------------
     "risk.missing-gpu-eval": {
         "en": "Numerics-sensitive change ({areas}) with no GPU accuracy evaluation in the "
@@ -104,9 +105,15 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "没有 Test Plan 或 Test Result 部分",
     },
     "risk.missing-tests": {
-        "en": "{count} source file(s) changed without any test change: add a regression test "
+        "en": "{count} source files changed without any test change: add a regression test "
         "that fails before the fix, in the Buildkite area that covers it.",
         "zh": "改动了 {count} 个源文件却没有改动任何测试:请补充一个修复前会失败的回归测试,"
+        "并放在覆盖它的 Buildkite 测试区域中。",
+    },
+    "risk.missing-tests.one": {
+        "en": "1 source file changed without any test change: add a regression test "
+        "that fails before the fix, in the Buildkite area that covers it.",
+        "zh": "改动了 1 个源文件却没有改动任何测试:请补充一个修复前会失败的回归测试,"
         "并放在覆盖它的 Buildkite 测试区域中。",
     },
     "risk.release-branch": {

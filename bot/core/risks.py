@@ -384,7 +384,8 @@ def _missing_tests(ctx: _Context) -> Risk | None:
     if not sources:
         return None
     limit = ctx.rules.settings.evidence_files
-    return _risk(ctx, "missing-tests", "medium", sources[:limit], count=len(sources))
+    key = "risk.missing-tests.one" if len(sources) == 1 else ""
+    return _risk(ctx, "missing-tests", "medium", sources[:limit], key, count=len(sources))
 
 
 def _release_branch(ctx: _Context) -> Risk | None:

@@ -202,5 +202,7 @@ def _risk_note(risks: Sequence[Risk], lang: Lang) -> str:
     # Low risks live in the collapsed checklist: the headline counts what is shown.
     shown = [r for r in risks if r.severity != "low"]
     if shown:
+        if len(shown) == 1:
+            return t(lang, "verdict.risks.open.one")
         return t(lang, "verdict.risks.open", count=len(shown))
     return ""
