@@ -130,6 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cli-runs", type=int, default=5, help="CLI runs (warm cache)")
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
     args = parser.parse_args(argv)
+    if args.runs < 1 or args.cli_runs < 1:
+        # Every figure is a median of runs: zero runs would have nothing to report.
+        parser.error("--runs and --cli-runs must be at least 1")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
     env["PYTHONPATH"] = str(ROOT)
     # A checkout has its modules' bytecode after its first run, as a user's does; a shell
