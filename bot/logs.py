@@ -25,10 +25,11 @@ import msgspec
 
 LogFormat = Literal["json", "console"]
 # The attributes every LogRecord has; anything else on a record came from `extra=` or
-# from the bound context, and is written out.
+# from the bound context, and is written out. uvicorn adds `color_message`, its message
+# again with terminal colour codes for its own formatter: escape bytes in a log line.
 _RECORD_ATTRIBUTES = frozenset(
     logging.LogRecord("", 0, "", 0, "", None, None).__dict__
-) | {"message", "asctime", "taskName", "_pr_digest_redacted"}
+) | {"message", "asctime", "taskName", "_pr_digest_redacted", "color_message"}
 # Fields most lines carry, in this order first (the rest follow as given).
 CONTEXT_FIELDS = (
     "delivery", "event", "action", "outcome", "repo", "pr", "installation", "job", "kind",

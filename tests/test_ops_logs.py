@@ -101,6 +101,24 @@ async def test_handler_lines_of_a_job_carry_its_ids(tmp_path: Path) -> None:
     assert handler_line["pr"] == 5
 
 
+@pytest.mark.parametrize("fmt", ["json", "console"])
+def test_uvicorns_coloured_copy_of_the_message_is_left_out(fmt: LogFormat) -> None:
+    stream, handler = _capture(fmt)
+    try:
+        # As uvicorn logs it: the message, and a copy with ANSI colours for its formatter.
+        # (Not uvicorn's own logger: other tests' servers may have set its propagation.)
+        logging.getLogger("bot.test.server").info(
+            "Finished server process [%d]", 42,
+            extra={"color_message": "Finished server process [\x1b[36m%d\x1b[0m]"})
+    finally:
+        logging.getLogger().removeHandler(handler)
+    text = stream.getvalue()
+    assert "Finished server process [42]" in text
+    assert "color_message" not in text
+    assert "\x1b" not in text
+    assert "\\u001b" not in text
+
+
 def test_console_format_is_one_readable_line() -> None:
     stream, handler = _capture("console")
     try:
