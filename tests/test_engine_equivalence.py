@@ -9,7 +9,7 @@ from __future__ import annotations
 import pickle
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Literal
@@ -44,6 +44,15 @@ from bot.core.rules.added import (
 from bot.core.rules.evaluate import SUBJECT_CHARS, _short
 from bot.rules_files import load_rules
 from tests.test_rules_literals import SCANNER, _patch, lines, pull_requests
+
+
+def _whole_pieces(filename: str, patch: str, budget: int) -> Iterator[structure_pieces.Hunk]:
+    """The pieces of `structure_whole.readings`: what `hunks_plain` must equal."""
+    for reading in structure_whole.readings(filename, patch, budget):
+        if isinstance(reading, structure_whole.WholeHunk):
+            yield from reading.pieces()
+        else:
+            yield reading
 
 
 def _check_index(scanner: AddedScanner, patches: list[tuple[str, str]], rng: random.Random) -> None:
@@ -220,7 +229,7 @@ def test_structure_notes_skip_only_questions_that_find_nothing(
     lines: list[str], filename: str
 ) -> None:
     patch = "@@ -1,9 +1,9 @@\n" + "\n".join(lines)
-    for hunk in structure_whole._hunks(filename, patch, 20_000):
+    for hunk in _whole_pieces(filename, patch, 20_000):
         assert list(structure_notes.hunk_notes(hunk)) == list(structure_notes.all_hunk_notes(hunk))
 
 
@@ -249,7 +258,7 @@ def test_hunks_read_from_their_text_are_the_line_by_line_ones(
     lines: list[str], head: str, budget: int
 ) -> None:
     patch = head + "\n".join(lines)
-    fast = list(structure_whole._hunks("m.py", patch, budget))
+    fast = list(_whole_pieces("m.py", patch, budget))
     # The notes ask for decorator lines before a piece builds its (marker, code) list.
     decorators = [[(m, d.group(0)) for m, d in h.decorator_lines()] for h in fast]
     plain = list(structure_pieces.hunks_plain("m.py", patch, budget))
@@ -318,7 +327,7 @@ def test_the_structure_strategy_reaches_every_kind_of_note() -> None:
     ]
     kinds = set()
     for body in patches:
-        for hunk in structure_whole._hunks("m.py", "@@ -1 +1 @@\n" + body, 20_000):
+        for hunk in _whole_pieces("m.py", "@@ -1 +1 @@\n" + body, 20_000):
             kinds |= {note.kind for note in structure_notes.hunk_notes(hunk)}
     assert kinds >= {"condition", "raise-added", "assert-changed", "decorator-added",
                      "kwarg-removed", "todo", "wrapped", "reordered"}
@@ -632,7 +641,7 @@ def test_a_hunk_read_whole_is_its_pieces_read_one_by_one(
 def test_hunk_notes_below_a_rank_are_the_notes_ranked_before_it(
     hunk: str, filename: str, below: int
 ) -> None:
-    for piece in structure_whole._hunks(filename, hunk, 20_000):
+    for piece in _whole_pieces(filename, hunk, 20_000):
         notes = list(structure_notes.all_hunk_notes(piece))
         shown = [n for n in notes if structure_lines.RANK[n.kind] < below]
         assert list(structure_notes.hunk_notes(piece, below)) == shown

@@ -66,15 +66,6 @@ def readings(filename: str, patch: str, budget: int) -> Iterator[Hunk | WholeHun
             yield from hunks_plain(filename, "@@" + piece, budget)
 
 
-def _hunks(filename: str, patch: str, budget: int) -> Iterator[Hunk]:
-    """`hunks_plain`, the pieces of `readings`."""
-    for reading in readings(filename, patch, budget):
-        if isinstance(reading, WholeHunk):
-            yield from reading.pieces()
-        else:
-            yield reading
-
-
 @dataclass
 class WholeHunk:
     """A hunk of diff lines read whole: the lines its questions may be about, found by
