@@ -153,6 +153,7 @@ EXCLUSIONS: list[tuple[str, dict[str, Any], str]] = [
     ("reviewed", {"already_reviewed": ("bob",)}, "already-reviewed"),
     ("removed", {"removed_by_humans": ("bob",)}, "removed-by-human"),
     ("not-collaborator", {"collaborators_ok": {"bob": False, "ann": True}}, "not-collaborator"),
+    ("refused", {"refused": ("BOB",)}, "refused"),
 ]
 
 
@@ -344,6 +345,16 @@ def test_already_requested_team_is_reported() -> None:
     )
     assert plan.teams == ()
     assert ("t1", "already-requested") in plan.skipped
+
+
+def test_a_refused_team_is_not_asked_again_and_another_is() -> None:
+    plan = _route({"area": {"users": [], "teams": ["t1", "t2"], "cap": 1}}, ("area",),
+                  refused=("t1", "t2"))
+    assert plan.teams == ()
+    assert {("t1", "refused"), ("t2", "refused")} <= set(plan.skipped)
+    plan = _route({"area": {"users": [], "teams": ["t1", "t2"], "cap": 1}}, ("area",),
+                  refused=("T1",))
+    assert plan.teams == ("t2",)
 
 
 def test_team_shared_by_two_labels_is_requested_once() -> None:

@@ -383,6 +383,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "not a collaborator on this repository",
         "zh": "不是此仓库的协作者",
     },
+    "routing.skipped.refused": {
+        "en": "GitHub refused the review request",
+        "zh": "GitHub 拒绝了评审请求",
+    },
     "routing.skipped.cap-reached": {
         "en": "reviewer cap for this PR reached",
         "zh": "已达到此 PR 的评审人数上限",

@@ -25,6 +25,7 @@ SKIP_REASONS = (
     "removed-by-human",
     "not-collaborator",
     "cap-reached",
+    "refused",
 )
 
 
@@ -47,6 +48,9 @@ class RoutingRequest(BaseModel):
     collaborators_ok: Mapping[str, bool] | None = None
     open_review_load: Mapping[str, int] = Field(default_factory=dict)  # open requests per user
     away: tuple[str, ...] = ()  # in addition to config.away (e.g. a calendar feed)
+    # Users and teams GitHub refused to be asked (a 4xx on the review request): lost
+    # access, left the organisation. Asking again would only be refused again.
+    refused: tuple[str, ...] = ()
     seed: str | None = None  # default f"{repo}#{number}"
 
 
@@ -105,6 +109,7 @@ def choose_reviewers(request: RoutingRequest) -> RoutingPlan:
     requested = _fold(request.already_requested_users)
     reviewed = _fold(request.already_reviewed)
     removed = _fold(request.removed_by_humans)
+    refused = _fold(request.refused)
     requested_teams = _fold(request.already_requested_teams)
     not_collaborators = {
         login.casefold() for login, ok in (request.collaborators_ok or {}).items() if not ok
@@ -134,6 +139,8 @@ def choose_reviewers(request: RoutingRequest) -> RoutingPlan:
             return "away"
         if folded in not_collaborators:
             return "not-collaborator"
+        if folded in refused:
+            return "refused"
         return None
 
     # Slots already used on this PR: every existing request (CODEOWNERS' included, so
@@ -171,6 +178,9 @@ def choose_reviewers(request: RoutingRequest) -> RoutingPlan:
         for team in pool.teams:
             if team.casefold() in requested_teams:
                 skip(team, "already-requested")
+            elif team.casefold() in refused:
+                skip(team, "refused")
+        askable_teams = [team for team in _unique(pool.teams) if team.casefold() not in refused]
         open_labels = [i for i in range(index, len(pools)) if need(i) > 0]
 
         def rank(login: str, open_labels: list[int] = open_labels) -> tuple[int, int, int]:
@@ -189,8 +199,8 @@ def choose_reviewers(request: RoutingRequest) -> RoutingPlan:
             budget -= 1
             missing -= 1
 
-        if missing > 0 and pool.teams and teams_on_pr(pool) == 0:
-            team = min(_unique(pool.teams), key=lambda name: _tiebreak(seed, name))
+        if missing > 0 and askable_teams and teams_on_pr(pool) == 0:
+            team = min(askable_teams, key=lambda name: _tiebreak(seed, name))
             if budget <= 0:
                 skip(team, "cap-reached")
             else:

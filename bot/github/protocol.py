@@ -130,6 +130,13 @@ class GitHubError(Exception):
         self.retry_after = retry_after
 
 
+def is_transient(exc: GitHubError) -> bool:
+    """Worth retrying the job for: GitHub did not answer, failed, or asked us to wait.
+    Anything else (a 4xx but 401) is GitHub refusing this request for good."""
+    return (isinstance(exc, RateLimited | UncertainWrite)
+            or exc.status == 0 or exc.status >= 500)
+
+
 class BadCredentials(GitHubError):
     """401: GitHub rejected the credentials (revoked token, wrong key or App id).
 

@@ -43,6 +43,9 @@ class HandlerContext:
     on_converged: ConvergedSink | None = None
     permissions: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
     review_load: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(600.0))
+    # Per repository, the reviewers GitHub refused to be asked (lost access, left).
+    refused_reviewers: TTLCache[str, object] = field(
+        default_factory=lambda: _ttl_cache(3600.0))
     # Titles of the PRs a description links to ("" when it is not a PR): a title rarely
     # changes, and every digest of a PR would otherwise read them again.
     link_titles: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(3600.0))

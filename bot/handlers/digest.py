@@ -20,6 +20,7 @@ from bot.core.render import render_digest
 from bot.core.reviewers import plan_labels
 from bot.core.sticky import CommentSnapshot, StickyPlan, existing_ticks, our_comments, plan_sticky
 from bot.github.protocol import (
+    BadCredentials,
     GitHubAPI,
     GitHubError,
     NotFound,
@@ -27,6 +28,7 @@ from bot.github.protocol import (
     RateLimited,
     UncertainWrite,
     Unprocessable,
+    is_transient,
 )
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
@@ -246,12 +248,32 @@ async def _apply_area_labels(
     gh: GitHubAPI, pr: PullRequest, area_labels: tuple[str, ...], owned: tuple[str, ...]
 ) -> tuple[PullRequest, tuple[str, ...]]:
     plan = plan_labels(pr.labels, area_labels, owned)
-    if plan.add:
-        await gh.add_labels(pr.repo, pr.number, list(plan.add))
-    for label in plan.remove:
-        await gh.remove_label(pr.repo, pr.number, label)
-    labels = tuple(label for label in (*pr.labels, *plan.add) if label not in plan.remove)
-    return pr.model_copy(update={"labels": labels}), plan.owned_after
+    added: tuple[str, ...] = ()
+    removed: list[str] = []
+    try:
+        if plan.add:
+            await gh.add_labels(pr.repo, pr.number, list(plan.add))
+            added = plan.add
+        for label in plan.remove:
+            await gh.remove_label(pr.repo, pr.number, label)
+            removed.append(label)
+    except BadCredentials:
+        raise
+    except GitHubError as exc:
+        if is_transient(exc):
+            raise
+        # Labels are best effort, like review requests: a refusal never costs the digest.
+        log.warning("area labels refused: %s", exc, extra={
+            "repo": pr.repo, "pr": pr.number, "add": list(plan.add),
+            "remove": list(plan.remove), "status": exc.status})
+    labels = tuple(label for label in (*pr.labels, *added) if label not in removed)
+    if added == plan.add and removed == list(plan.remove):
+        return pr.model_copy(update={"labels": labels}), plan.owned_after
+    # What GitHub took is ours; what it refused to add is not, what it kept is still ours.
+    now_owned = tuple(sorted(
+        dict.fromkeys(label for label in (*owned, *added) if label not in removed),
+        key=str.casefold))
+    return pr.model_copy(update={"labels": labels}), now_owned
 
 
 def _facts(pr: PullRequest, files: list[ChangedFile]) -> PullRequestFacts:

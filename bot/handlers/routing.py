@@ -10,13 +10,20 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bot.core.commands import CommandSpec
 from bot.core.findings import Lang, RoutingOutcome
 from bot.core.i18n import t
 from bot.core.reviewers import RoutingPlan, RoutingRequest, choose_reviewers
 from bot.core.rules import RuleSet
-from bot.github.protocol import GitHubAPI, PullRequest
+from bot.github.protocol import (
+    BadCredentials,
+    GitHubAPI,
+    GitHubError,
+    PullRequest,
+    is_transient,
+)
 from bot.handlers.context import HandlerContext, permission_of
 
 log = logging.getLogger(__name__)
@@ -53,21 +60,117 @@ async def route_pull_request(
     )
     load = await _review_load(gh, ctx, pr.repo)
     known: dict[str, bool] = {}
-    plan = choose_reviewers(config_request(pr, rules, reviewed, removed, load, known))
+    refused = _refused_on(ctx, pr.repo)
+
+    def plan_now() -> RoutingPlan:
+        return choose_reviewers(
+            config_request(pr, rules, reviewed, removed, load, known, refused=refused)
+        )
+
+    plan = plan_now()
     for _ in range(3):
         unknown = [u for u in plan.users if u not in known]
         if not unknown:
             break
         for user in unknown:
             known[user] = await permission_of(gh, ctx, pr.repo, user) in _COLLABORATOR
-        plan = choose_reviewers(config_request(pr, rules, reviewed, removed, load, known))
+        plan = plan_now()
     if request and (plan.users or plan.teams):
-        await gh.request_reviewers(pr.repo, pr.number, list(plan.users), list(plan.teams))
-        log.info(
-            "requested reviewers", extra={"repo": pr.repo, "pr": pr.number,
-                                          "users": list(plan.users), "teams": list(plan.teams)},
-        )
+        asked = await _request_best_effort(gh, pr, plan)
+        if asked.refused:
+            # Remembered for a while, so the next run asks someone else of the pool
+            # instead of being refused again.
+            _remember_refused(ctx, pr.repo, asked.refused)
+            plan = _as_asked(plan, asked)
     return _outcome(pr, rules, plan, lang, requested=request)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    users: tuple[str, ...]
+    teams: tuple[str, ...]
+    refused: tuple[str, ...]
+
+
+async def _request_best_effort(gh: GitHubAPI, pr: PullRequest, plan: RoutingPlan) -> _Asked:
+    """Request the plan's reviewers; never lets a refusal cost the digest (issue 32).
+
+    GitHub's 422 does not say which name it refused (a pool member who lost access or
+    left the organisation, a race with the author's own change), so after a refusal
+    each name is asked on its own and the refused ones are dropped. Transient failures
+    (5xx, 429, no answer) and rejected credentials still fail the job: it is retried,
+    and the digest is written only after this step, so a retry never posts it twice.
+    """
+    users, teams = list(plan.users), list(plan.teams)
+    try:
+        await gh.request_reviewers(pr.repo, pr.number, users, teams)
+    except BadCredentials:
+        raise
+    except GitHubError as exc:
+        if is_transient(exc):
+            raise
+        log.warning(
+            "review request refused; asking one by one: %s", exc,
+            extra={"repo": pr.repo, "pr": pr.number, "users": users, "teams": teams,
+                   "status": exc.status},
+        )
+    else:
+        log.info(
+            "requested reviewers",
+            extra={"repo": pr.repo, "pr": pr.number, "users": users, "teams": teams},
+        )
+        return _Asked(tuple(users), tuple(teams), ())
+    taken_users: list[str] = []
+    taken_teams: list[str] = []
+    refused: list[str] = []
+    for name, is_team in (*((u, False) for u in users), *((team, True) for team in teams)):
+        try:
+            await gh.request_reviewers(
+                pr.repo, pr.number, [] if is_team else [name], [name] if is_team else []
+            )
+        except BadCredentials:
+            raise
+        except GitHubError as exc:
+            if is_transient(exc):
+                raise
+            refused.append(name)
+            log.warning(
+                "review request refused for %s: %s", name, exc,
+                extra={"repo": pr.repo, "pr": pr.number, "status": exc.status},
+            )
+        else:
+            (taken_teams if is_team else taken_users).append(name)
+    log.info(
+        "requested reviewers",
+        extra={"repo": pr.repo, "pr": pr.number, "users": taken_users, "teams": taken_teams,
+               "refused": refused},
+    )
+    return _Asked(tuple(taken_users), tuple(taken_teams), tuple(refused))
+
+
+def _as_asked(plan: RoutingPlan, asked: _Asked) -> RoutingPlan:
+    """The plan as GitHub took it: only the names it accepted are requested, each still
+    credited to its label, and the refused ones are listed as skipped."""
+    taken = {name.casefold() for name in (*asked.users, *asked.teams)}
+    refused = {name.casefold() for name in asked.refused}
+    return plan.model_copy(update={
+        "users": asked.users,
+        "teams": asked.teams,
+        "because": tuple(pair for pair in plan.because if pair[0].casefold() in taken),
+        "skipped": (
+            *(pair for pair in plan.skipped if pair[0].casefold() not in refused),
+            *((name, "refused") for name in asked.refused),
+        ),
+    })
+
+
+def _refused_on(ctx: HandlerContext, repo: str) -> tuple[str, ...]:
+    cached = ctx.refused_reviewers.get(repo)
+    return tuple(cached) if isinstance(cached, tuple) else ()
+
+
+def _remember_refused(ctx: HandlerContext, repo: str, names: Sequence[str]) -> None:
+    ctx.refused_reviewers[repo] = tuple(dict.fromkeys((*_refused_on(ctx, repo), *names)))
 
 
 def config_request(
@@ -77,6 +180,8 @@ def config_request(
     removed: Sequence[str],
     load: dict[str, int],
     known: dict[str, bool],
+    *,
+    refused: Sequence[str] = (),
 ) -> RoutingRequest:
     return RoutingRequest(
         repo=pr.repo,
@@ -90,6 +195,7 @@ def config_request(
         removed_by_humans=tuple(removed),
         collaborators_ok=dict(known),
         open_review_load=load,
+        refused=tuple(refused),
     )
 
 

@@ -94,6 +94,8 @@ class FakeRepo:
     files: dict[str, str] = field(default_factory=dict)  # default-branch contents
     # login -> (permission, role_name); a login not here is not a collaborator.
     permissions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Logins and teams that lost access: a review request naming any of them is a 422.
+    no_access: set[str] = field(default_factory=set)
     archived: bool = False  # GET /installation/repositories still lists archived repos
     private: bool = False
     head_sha: str = "c" * 40  # the default branch's head commit
@@ -380,6 +382,12 @@ class FakeGitHubState:
         users, teams = list(users), list(teams)
         if pull.author in users:
             raise FakeHTTPError(422, "Review cannot be requested from pull request author.")
+        found = self.repos.get(repo)
+        if found is not None and found.no_access & {*users, *teams}:
+            # GitHub's words, which do not say who: the whole request is refused.
+            raise FakeHTTPError(422, "Reviews may only be requested from collaborators. One "
+                                f"or more of the users or teams you specified is not a "
+                                f"collaborator of the {repo} repository.")
         for user in users:
             if user not in pull.requested_users:
                 pull.requested_users.append(user)
