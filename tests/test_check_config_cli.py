@@ -103,6 +103,24 @@ def test_unknown_keys_and_disable_ids_each_get_their_line(tmp_path: Path) -> Non
     assert "Traceback" not in result.stderr
 
 
+def test_a_pattern_whose_program_is_too_large_is_flagged_at_its_line(tmp_path: Path) -> None:
+    file = write(tmp_path, """\
+areas:
+  - id: counted
+    title: Counted repeats
+    audience: whoever reads them
+    criticality: low
+    match:
+      any:
+        - added: 'a.{0,1000}b.{0,1000}c'
+""")
+    result = run("check-config", str(file))
+    assert result.returncode == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"{file}:8: rule 'counted': ")
+    assert "RE2 instructions (at most 10,000)" in first
+
+
 def test_an_unknown_top_level_key(tmp_path: Path) -> None:
     file = write(tmp_path, INVALID)
     result = run("check-config", str(file))

@@ -5,17 +5,23 @@ the spooled archive is deleted."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
+import sys
+import tarfile
 import time
 from pathlib import Path
 
 import pytest
 
+from bench.bench_index_ack import big_module
 from bench.bench_index_ack import tree_tarball as big_tarball
-from bot.repo_index import store
+from bot.repo_index import store, worker
+from bot.repo_index.build import Limits
 from bot.repo_index.refresh import IndexRefresher
-from tests.repo_index_tarballs import BytesArchive, tree_tarball
+from tests.repo_index_tarballs import BytesArchive, members_tarball, tree_tarball
 from tests.repo_index_tree import TREE
 
 REPO = "vllm-project/vllm"
@@ -102,3 +108,45 @@ async def test_a_cancelled_build_kills_its_worker(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await build
     _assert_only_the_old_generation(db, tmp_path)
+
+
+def _child_build(tmp_path: Path, data: bytes, limits: Limits) -> tuple[dict[str, object], int]:
+    """Run the index child on `data` as the refresher does; (its answer, its peak RSS)."""
+    archive = tmp_path / "archive.tar.gz"
+    archive.write_bytes(data)
+    db = tmp_path / "index.db"
+    with store.opened(db) as conn:
+        gen = store.begin(conn, REPO, NEW)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bot.repo_index.worker"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    assert child.stdin is not None
+    assert child.stdout is not None
+    child.stdin.write(worker.request(db=str(db), archive=str(archive), repo=REPO,
+                                     commit=NEW, gen=gen, limits=limits))
+    child.stdin.close()
+    answer = json.loads(child.stdout.read().decode().strip().splitlines()[-1])
+    child.stdout.close()
+    _, _, usage = os.wait4(child.pid, 0)
+    child.returncode = 0  # reaped by wait4
+    return answer, usage.ru_maxrss * 1024
+
+
+def test_a_deeply_nested_file_cannot_swell_the_index_child(tmp_path: Path) -> None:
+    """Issue 32, item 4: `f()()()…` a million calls deep took the child to ~667 MB of RSS
+    before ast.parse gave up. Under its address-space cap the file fails its own parse
+    (skipped as too deep) and the rest of the tree is indexed, a generated module just
+    under the per-file cap (~330 MB to parse) included."""
+    deep = ("x = f" + "()" * 1_000_000 + "\n").encode()
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [
+        ("vllm/deep.py", deep),
+        ("vllm/ok.py", b"def fine(a, b=1):\n    return a\n"),
+        ("vllm/generated/big0.py", big_module(0).encode()),
+    ]
+    answer, peak = _child_build(tmp_path, members_tarball(members), Limits())
+    assert answer.get("files") == 2, answer
+    assert answer["skipped"] == {"too-deep": 1}
+    assert peak <= Limits().max_memory_bytes, peak
+    with store.opened(tmp_path / "index.db") as conn:
+        assert [g.state for g in store.generations(conn, REPO)] == ["ready"]

@@ -23,6 +23,7 @@ from bot.core.patterns import MAX_TEXT_BYTES, LinePattern, pattern_problem
 from bot.core.risk_settings import RiskSettings
 from bot.core.rules import match_areas
 from bot.core.rules.added import AddedScanner
+from bot.core.rules.evaluate import PullRequestScan
 from bot.handlers.repo_rules import RepoRules, RulesProvider
 from bot.rules_files import load_rules, read_rule_sources
 
@@ -155,6 +156,43 @@ def test_the_scan_budget_stops_a_huge_diff_and_says_so() -> None:
     small = replace(RULES, added_scanner=AddedScanner(RULES.added_scanner.patterns, 100_000))
     digest = build_digest(PullRequestFacts(files=files), small, "en")
     assert any("too large to scan in full" in note for note in digest.notes)
+
+
+def test_a_costly_pattern_is_charged_by_its_program_size() -> None:
+    """Issue 32, item 2: bytes bound time only if each is charged what it costs."""
+    counted = LinePattern(r"a.{0,400}b.{0,400}c")
+    assert counted.cost_weight == 28
+    assert LinePattern(r"\btorch\._dynamo\b").cost_weight == 1
+    # Every bundled pattern costs one byte a byte: the budget they run under is unchanged.
+    assert set(RULES.added_scanner.weights) == {1}
+
+    rng = random.Random(3)
+    patches = [(f"f{i}.py", _patch(["".join(rng.choices("abx", k=1000)) for _ in range(10)]))
+               for i in range(10)]  # ~100 kB, no "c": nothing matches
+    cheap = AddedScanner([r"a\w{0,3}c"], budget=150_000)
+    costly = AddedScanner([r"a.{0,400}b.{0,400}c"], budget=150_000)
+    assert cheap.scan(patches).complete
+    assert cheap.index(patches).complete
+    assert not costly.scan(patches).complete
+    assert not costly.index(patches).complete
+    # Within a budget that pays for it, the costly pattern runs in full.
+    assert AddedScanner([r"a.{0,400}b.{0,400}c"], budget=28 * 150_000).scan(patches).complete
+
+
+def test_title_and_body_searches_run_once_each_within_their_own_budget() -> None:
+    body = "a" * 60_000
+    facts = PullRequestFacts(title="x", body=body)
+    cheap = LinePattern("needle")
+    costly = LinePattern(r"a.{0,400}b.{0,400}c")
+    scan = PullRequestScan(facts, RULES)
+    assert scan.search_text("body", cheap, body) is None
+    left = scan._texts_left
+    assert scan.search_text("body", cheap, body) is None
+    assert scan._texts_left == left  # the second search of the same pair is remembered
+    # Ran out: the costly search is skipped and the scan says so.
+    scan._texts_left = 60_000 * costly.cost_weight - 1
+    assert scan.search_text("body", costly, body) is None
+    assert not scan.texts_complete
 
 
 def test_matching_releases_the_interpreter_to_other_threads() -> None:

@@ -191,6 +191,31 @@ async def test_a_private_repository_needs_the_view_token(tmp_path: Path) -> None
     assert "samesite=strict" in cookie.lower()
 
 
+async def test_a_token_in_a_public_pages_link_is_never_planted_as_a_cookie(
+    tmp_path: Path,
+) -> None:
+    """Issue 32, item 3: before, any `?token=` on a public page came back as
+    `Set-Cookie: digest_view_token=<the link's value>`."""
+    settings = Settings(language="en", view_token="s3cret-view")
+    async with view_env(tmp_path, settings=settings) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        planted = await env.get(PAGE, params={"token": "attacker-chosen", "label": "x"})
+        on_pr = await env.get(f"{PAGE}/1", params={"token": "attacker-chosen"})
+        valid = await env.get(PAGE, params={"token": "s3cret-view"})
+    async with view_env(tmp_path / "unset") as env:  # no view token configured at all
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        unset = await env.get(PAGE, params={"token": "attacker-chosen"})
+    for answer in (planted, on_pr, unset):
+        # Still taken out of the URL, but not kept.
+        assert answer.status_code == 303
+        assert "token" not in answer.headers["location"]
+        assert "set-cookie" not in answer.headers
+    assert planted.headers["location"] == f"{PAGE}?label=x"
+    assert valid.headers["set-cookie"].startswith(f"{TOKEN_COOKIE}=s3cret-view")
+
+
 async def test_a_private_repository_is_404_without_a_configured_token(tmp_path: Path) -> None:
     async with view_env(tmp_path) as env:
         add_sample_pulls(env.state)

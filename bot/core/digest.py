@@ -178,7 +178,10 @@ def _notes(facts: PullRequestFacts, lang: Lang) -> tuple[str, ...]:
 
 
 def _scan_notes(matched: AreaMatchResult, lang: Lang) -> tuple[str, ...]:
-    return () if matched.added_complete else (t(lang, "note.added_scan_partial"),)
+    return (
+        *(() if matched.added_complete else (t(lang, "note.added_scan_partial"),)),
+        *(() if matched.texts_complete else (t(lang, "note.text_scan_partial"),)),
+    )
 
 
 def _without_author(reviewers: Reviewers, author: str) -> Reviewers:

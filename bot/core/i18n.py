@@ -20,6 +20,11 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "No file list was available; areas come from the title, body and labels only.",
         "zh": "没有拿到文件列表;领域仅根据标题、正文和标签判断。",
     },
+    "note.text_scan_partial": {
+        "en": "The title and description are too costly to scan with every rule pattern: "
+        "some rules did not look at them.",
+        "zh": "标题和描述用全部规则模式扫描的代价过高:部分规则没有检查它们。",
+    },
     "note.added_scan_partial": {
         "en": "The added lines are too large to scan in full: rules that look at them saw "
         "only part of the diff.",

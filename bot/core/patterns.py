@@ -26,6 +26,15 @@ MAX_PATTERN_CHARS = 2000
 # The most of one text (a title, a body, a branch name) a pattern looks at. GitHub caps a
 # PR body at 65,536 characters (at most 4 bytes each); a payload may claim more.
 MAX_TEXT_BYTES = 256 * 1024
+# RE2's compiled program, in instructions. A search that outgrows RE2's DFA cache falls
+# back to its NFA, which costs about 0.7 ns per instruction per byte: counted repeats
+# of a wide class (`a.{0,400}b.{0,400}c`: 7,207) turn that into microseconds a byte. The
+# bundled patterns need at most ~260; past this cap a pattern is refused at load.
+MAX_PROGRAM_SIZE = 10_000
+# A scan charges each byte it searches `cost_weight` times: 1 below twice this many
+# instructions (every bundled pattern), then in proportion, so one budget of bytes
+# bounds the time of every pattern alike, within 2x (issue 32, item 2).
+PROGRAM_COST_UNIT = 256
 # RE2's memory for one compiled pattern (its DFA cache included); it refuses to compile
 # a pattern that needs more, which bounds nested counted repeats.
 _MAX_MEM = 8 << 20
@@ -52,9 +61,20 @@ def _compile(source: str, *, ignore_case: bool, multiline: bool) -> Any:
         raise PatternError(f"longer than {MAX_PATTERN_CHARS} characters")
     text = f"(?m){source}" if multiline else source
     try:
-        return re2.compile(text.encode("utf-8", "surrogatepass"), _options(ignore_case))
+        compiled = re2.compile(text.encode("utf-8", "surrogatepass"), _options(ignore_case))
     except re2.error as exc:
         raise PatternError(_explain(source, exc)) from None
+    if compiled.programsize > MAX_PROGRAM_SIZE:
+        raise PatternError(
+            f"compiles to {compiled.programsize:,} RE2 instructions (at most "
+            f"{MAX_PROGRAM_SIZE:,}): narrow its counted repeats, e.g. `.{{0,400}}`"
+        )
+    return compiled
+
+
+def cost_weight(program_size: int) -> int:
+    """How many bytes of a scan's budget one searched byte costs (PROGRAM_COST_UNIT)."""
+    return max(1, program_size // PROGRAM_COST_UNIT)
 
 
 def _explain(source: str, exc: Exception) -> str:
@@ -88,13 +108,14 @@ def encode(text: str) -> bytes:
 class LinePattern:
     """One compiled rule pattern. `search` on a str, `search_bytes` on pre-encoded text."""
 
-    __slots__ = ("_match", "_regex", "ignore_case", "multiline", "source")
+    __slots__ = ("_match", "_regex", "cost_weight", "ignore_case", "multiline", "source")
 
     def __init__(self, source: str, *, ignore_case: bool = False, multiline: bool = False):
         self.source = source
         self.ignore_case = ignore_case
         self.multiline = multiline
         self._regex = _compile(source, ignore_case=ignore_case, multiline=multiline)
+        self.cost_weight = cost_weight(self._regex.programsize)
         # The compiled RE2 object's own Match: the public `search` wraps it in a generator
         # and a match object, which cost 4x the match itself on a big PR's ~30,000 short
         # searches (bench/bench_match.py). Its contract is pinned with the package version

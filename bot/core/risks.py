@@ -99,8 +99,9 @@ def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
 def remember_compiled(compiled: CompiledRiskSettings) -> None:
     """Let `compile_risk_settings(compiled.settings)` answer `compiled` (one compiled
     with the rules and cached with them, bot/rules_cache.py)."""
+    # Digests are built on worker threads: another may evict the same key first.
     if len(_COMPILED) >= _COMPILED_MAX:
-        _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED.pop(next(iter(_COMPILED), 0), None)
     _COMPILED[id(compiled.settings)] = (compiled.settings, compiled)
 
 

@@ -108,9 +108,11 @@ async def sync_pull_request(
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
     titles = await linked_titles(gh, ctx, facts)
-    digest = build_digest(
-        facts, rules, lang, explain=explain, extra_notes=notes, repo_context=context,
-        link_titles=titles,
+    # Off the worker's loop: a hostile PR's scan takes seconds within its budget, and
+    # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
+    digest = await asyncio.to_thread(
+        build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
+        repo_context=context, link_titles=titles,
     )
 
     owned = previous.owned_labels if previous else ()

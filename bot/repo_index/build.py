@@ -35,6 +35,10 @@ class Limits:
     max_unpacked_bytes: int = 2 * 1024**3  # sum of member sizes: a gzip bomb stops here
     max_members: int = 300_000
     max_seconds: float = 600.0
+    # The child's address space (RLIMIT_AS, bot/repo_index/worker.py). The real vLLM tree
+    # builds in ~70 MB; `f()()()…` a million calls deep took ast.parse to 667 MB before
+    # it gave up. Past the cap that file is a MemoryError, skipped as too deep.
+    max_memory_bytes: int = 512 * 1024**2
 
 
 @dataclass

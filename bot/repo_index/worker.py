@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import sys
 from dataclasses import asdict
 from typing import Any
@@ -47,12 +48,24 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
     return {"files": generation.files, "skipped": generation.skipped}
 
 
+def cap_memory(limit: int) -> None:
+    """At most `limit` bytes of address space for this process (POSIX), where allowed:
+    a hostile file then fails its own parse instead of swelling the child (issue 32)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def main() -> int:
     # Below the service in the CPU queue: on a small box the acks come first.
     with contextlib.suppress(OSError):
         os.nice(10)
     try:
-        outcome = run(json.loads(sys.stdin.buffer.read()))
+        req = json.loads(sys.stdin.buffer.read())
+        cap_memory(int(req["limits"]["max_memory_bytes"]))
+        outcome = run(req)
     except Exception as exc:
         outcome = {"error": f"{type(exc).__name__}: {exc}"[:500]}
     sys.stdout.write(json.dumps(outcome) + "\n")

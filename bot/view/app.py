@@ -128,10 +128,13 @@ class LabelViewRoutes:
         return request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
 
     def _authorized(self, request: Request) -> bool:
-        presented = self._presented(request)
+        return self._valid(self._presented(request))
+
+    def _valid(self, presented: str | None) -> bool:
         if self._token is None or not presented:
             return False
-        return hmac.compare_digest(presented.encode(), self._token.encode())
+        return hmac.compare_digest(presented.encode("utf-8", "surrogatepass"),
+                                   self._token.encode())
 
     def _lang(self, request: Request, *, strict: bool = True) -> Lang:
         raw = request.query_params.get("lang")
@@ -182,16 +185,20 @@ class LabelViewRoutes:
 
     def _token_out_of_url(self, request: Request) -> Response | None:
         """A page opened with ?token=: keep the token in a cookie and drop it from the URL,
-        so it never reaches a link, a bookmark or the browser history."""
+        so it never reaches a link, a bookmark or the browser history. Only the valid
+        token becomes a cookie: an outsider's link to a public page must not plant a
+        value of its choosing in the reader's browser (issue 32, item 3)."""
         if "token" not in request.query_params:
             return None
         kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
         target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
         response = RedirectResponse(target, status_code=303)
-        response.set_cookie(
-            TOKEN_COOKIE, request.query_params["token"], httponly=True, samesite="strict",
-            secure=request.url.scheme == "https", path="/",
-        )
+        token = request.query_params["token"]
+        if self._valid(token):
+            response.set_cookie(
+                TOKEN_COOKIE, token, httponly=True, samesite="strict",
+                secure=request.url.scheme == "https", path="/",
+            )
         _secure(response)
         response.headers["Cache-Control"] = "no-store"
         return response

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 
 from bot.core.digest import digest_json
@@ -21,16 +22,21 @@ class DigestRecorder:
         self._store = store
 
     async def __call__(self, converged: Converged) -> None:
-        pull = converged.pull
-        digests: list[StoredDigest] = []
-        if converged.digest is not None:
-            first = converged.digest
-            digests.append(_stored(first, converged.markdown))
-            if converged.in_language is not None:
-                for lang in LANGS:
-                    if lang != first.lang:
-                        digests.append(_stored(converged.in_language(lang), None))
-        await self._store.record(pull_state(pull), tuple(digests))
+        # Building the other language is the digest's whole CPU cost again: off the loop.
+        digests = await asyncio.to_thread(_stored_digests, converged)
+        await self._store.record(pull_state(converged.pull), digests)
+
+
+def _stored_digests(converged: Converged) -> tuple[StoredDigest, ...]:
+    digests: list[StoredDigest] = []
+    if converged.digest is not None:
+        first = converged.digest
+        digests.append(_stored(first, converged.markdown))
+        if converged.in_language is not None:
+            for lang in LANGS:
+                if lang != first.lang:
+                    digests.append(_stored(converged.in_language(lang), None))
+    return tuple(digests)
 
 
 def _stored(digest: Digest, markdown: str | None) -> StoredDigest:

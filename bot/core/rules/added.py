@@ -12,10 +12,11 @@ the first literal allows, and a pattern none of whose literals occur anywhere co
 few `find`s for the whole PR. The regex still decides every hit, so results are
 unchanged (tests/test_rules_literals.py).
 
-The scan has a budget (SCAN_BUDGET_BYTES of text searched, summed over every search):
-RE2 is linear, so bytes bound time. A PR that exhausts it gets a partial result and
-says so (`AddedScan.complete`). Bytes rather than seconds keep the digest a pure
-function of the PR.
+The scan has a budget (SCAN_BUDGET_BYTES of text searched, summed over every search,
+each byte charged its pattern's `cost_weight`): RE2 is linear, so weighted bytes bound
+time, for a repository override's patterns as for the bundled ones. A PR that exhausts
+it gets a partial result and says so (`AddedScan.complete`). Bytes rather than seconds
+keep the digest a pure function of the PR.
 """
 
 from __future__ import annotations
@@ -336,6 +337,7 @@ class AddedScanner:
         self.ids: dict[str, int] = {pattern: i for i, pattern in enumerate(self.patterns)}
         self.budget = budget
         self._regexes = tuple(LinePattern(pattern, multiline=True) for pattern in self.patterns)
+        self.weights: tuple[int, ...] = tuple(regex.cost_weight for regex in self._regexes)
         self.literals: tuple[RequiredLiterals | None, ...] = tuple(
             required_literals(pattern, re.MULTILINE) for pattern in self.patterns
         )
@@ -372,10 +374,11 @@ class AddedScanner:
         hits = result.hits
         for pattern_id, regex in enumerate(self._regexes):
             search = regex.search_bytes
+            weight = self.weights[pattern_id]
             found_in: list[tuple[str, str]] = []
             for index, at in prepared.candidates(self.literals[pattern_id]):
                 data = encoded[index]
-                left -= len(data) - at
+                left -= (len(data) - at) * weight
                 if left < 0:
                     if found_in:
                         hits[pattern_id] = found_in
@@ -427,12 +430,14 @@ class _Prepared:
         ascii_text = self.ascii
         return [(index, start if ascii_text[index] else 0) for index, start in found]
 
-    def cost(self, candidates: Sequence[Sequence[tuple[int, int]]]) -> int:
-        """Bytes a full scan of these candidates searches (`AddedScanner._scan`)."""
+    def cost(
+        self, candidates: Sequence[Sequence[tuple[int, int]]], weights: Sequence[int]
+    ) -> int:
+        """Weighted bytes a full scan of these candidates searches (`AddedScanner._scan`)."""
         size = [len(data) for data in self.encoded].__getitem__
         return sum(
-            sum(map(size, map(itemgetter(0), found))) - sum(map(itemgetter(1), found))
-            for found in candidates
+            weight * (sum(map(size, map(itemgetter(0), found))) - sum(map(itemgetter(1), found)))
+            for found, weight in zip(candidates, weights, strict=True)
         )
 
 
@@ -536,7 +541,10 @@ class AddedIndex:
         self._patches: _PatchTexts | None = None
         if bound_first and scanner._patch_presence:
             texts = _PatchTexts(patches, scanner._needles)
-            if texts.size * sum(map(texts.may_occur, scanner.literals)) <= scanner.budget:
+            may = sum(weight for weight, literals in zip(scanner.weights, scanner.literals,
+                                                         strict=True)
+                      if texts.may_occur(literals))
+            if texts.size * may <= scanner.budget:
                 self._patches = texts
                 self._may_match = [texts.may_match(lit) for lit in scanner.literals]
                 self._may_occur = [texts.may_occur(lit) for lit in scanner.literals]
@@ -548,7 +556,7 @@ class AddedIndex:
         self._files = prepared.files
         self._encoded = prepared.encoded
         self._candidates = [prepared.candidates(lit) for lit in scanner.literals]
-        if prepared.cost(self._candidates) > scanner.budget:
+        if prepared.cost(self._candidates, scanner.weights) > scanner.budget:
             scan = scanner._scan(prepared)
             self._eager, self.complete = scan.hits, scan.complete
             return

@@ -11,10 +11,14 @@ from bot.core.body import strip_html_comments
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Evidence, EvidenceKind
 from bot.core.mentions import body_names
-from bot.core.patterns import LinePattern
+from bot.core.patterns import MAX_TEXT_BYTES, LinePattern
 from bot.core.rules.compiled import CompiledCondition, RuleSet
 
 SUBJECT_CHARS = 80
+# Weighted bytes (patterns.cost_weight) of title, body, mention and base searches per PR.
+# Each distinct (pattern, text) is searched once; the bundled rules search well under
+# 8 MB on a 65,536-character body. The budget is for an override's costly patterns.
+TEXT_SCAN_BUDGET_BYTES = 32 * 1024 * 1024
 # Evidence items a rule's digest entry or trace line shows (match._capped).
 MAX_REASONS = 30
 
@@ -68,6 +72,24 @@ class PullRequestScan:
         self.author = facts.author.lower()
         self._subjects: dict[tuple[str, str], str] = {}
         self._files_of: dict[tuple[int, ...], list[str]] = {}
+        self._texts_left = TEXT_SCAN_BUDGET_BYTES
+        self._text_hits: dict[tuple[str, bool, str], str | None] = {}
+        self.texts_complete = True
+
+    def search_text(self, kind: str, regex: LinePattern, text: str) -> str | None:
+        """`regex.search(text)`, once per (pattern, kind) and within the text budget:
+        past it, a pattern finds nothing and the scan says it was partial."""
+        key = (regex.source, regex.ignore_case, kind)
+        if key in self._text_hits:
+            return self._text_hits[key]
+        size = len(text) if text.isascii() else len(text) * 4  # UTF-8's most per character
+        cost = min(size, MAX_TEXT_BYTES) * regex.cost_weight
+        if cost > self._texts_left:
+            self.texts_complete = False
+            return None
+        self._texts_left -= cost
+        found = self._text_hits[key] = regex.search(text)
+        return found
 
     def added_hits(self, added_id: int, allowed: AbstractSet[str] | None) -> tuple[list[str], bool]:
         """Evidence subjects of the first MAX_REASONS hits of one added pattern in files
@@ -114,11 +136,11 @@ class _Key:
 
 
 def _regex_key(
-    rule: str, kind: EvidenceKind, regex: LinePattern | None, text: str
+    rule: str, kind: EvidenceKind, regex: LinePattern | None, text: str, scan: PullRequestScan
 ) -> _Key | None:
     if regex is None:
         return None
-    found = regex.search(text)
+    found = scan.search_text(kind, regex, text)
     if found is None:
         return _Key(kind, False, [])
     return _Key(kind, True, [Reason(rule, kind, _short(found or text))])
@@ -159,7 +181,7 @@ def evaluate(cond: CompiledCondition, scan: PullRequestScan, rule: str) -> Outco
         ("base", cond.base, scan.facts.base_ref),
     )
     for kind, regex, text in texts:
-        key = _regex_key(rule, kind, regex, text)
+        key = _regex_key(rule, kind, regex, text, scan)
         if key is not None:
             keys.append(key)
     if cond.added_id is not None:

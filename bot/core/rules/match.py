@@ -21,6 +21,7 @@ class AreaMatchResult:
     trace: tuple[TraceEntry, ...]  # one entry per rule, fired or not
     # False when the added lines were too large to scan in full (added.SCAN_BUDGET_BYTES)
     added_complete: bool = True
+    texts_complete: bool = True  # title, body, mention and base searches all ran
 
 
 def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
@@ -89,7 +90,8 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatc
         trace.append(_trace(area, outcome, len(set(outcome.files)), lang))
     matches.sort(key=lambda m: (CRITICALITY_ORDER[m.criticality], -len(m.files), m.id))
     return AreaMatchResult(
-        areas=tuple(matches), trace=tuple(trace), added_complete=scan.added_complete
+        areas=tuple(matches), trace=tuple(trace), added_complete=scan.added_complete,
+        texts_complete=scan.texts_complete,
     )
 
 
