@@ -37,5 +37,5 @@ constraints:
 	$(PYTHON) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' > $(LOCK_VENV)/deps.txt
 	$(LOCK_VENV)/bin/pip install -q -r $(LOCK_VENV)/deps.txt
 	{ echo "# Exact runtime dependency versions for the Docker image: regenerate with 'make constraints'."; \
-	  echo "# tests/test_packaging.py checks every runtime dependency is pinned here."; \
+	  echo "# tests/project/test_packaging.py checks every runtime dependency is pinned here."; \
 	  $(LOCK_VENV)/bin/pip freeze; } > constraints.txt

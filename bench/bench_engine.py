@@ -34,17 +34,17 @@ from bench.bench_match import synthetic_pr, timings, vendored_pr
 from bot.core.digest import build_digest
 from bot.core.facts import PullRequestFacts
 from bot.core.pr_object import changed_files
-from bot.core.render import render_digest
-from bot.rules_files import load_rules
+from bot.core.render.comment import render_digest
+from bot.rulebook.files import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "rules"
 FILES = 3000
-# What `digest-bot digest` imports before it reads its input (bot/cli.py's digest path);
+# What `digest-bot digest` imports before it reads its input (bot/cli/main.py's digest path);
 # a module the checkout does not have (an older one, for a before/after) is skipped.
 _DIGEST_IMPORTS = (
-    "bot.cli", "bot.core.digest", "bot.core.render", "bot.core.pr_object",
-    "bot.rules_files", "bot.rules_cache", "bot.settings_errors",
+    "bot.cli.main", "bot.core.digest", "bot.core.render.comment", "bot.core.pr_object",
+    "bot.rulebook.files", "bot.rulebook.cache", "bot.settings.errors",
 )
 
 

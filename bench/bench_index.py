@@ -35,7 +35,7 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.github.protocol import BranchHead
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
-from bot.rules_files import load_rules
+from bot.rulebook.files import load_rules
 
 REPO = "vllm-project/vllm"
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -19,7 +19,7 @@ from pathspec import GitIgnoreSpec
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.rules import match_areas
 from bot.core.rules.added import added_lines
-from bot.rules_files import load_rules
+from bot.rulebook.files import load_rules
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 DIRS = [

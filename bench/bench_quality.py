@@ -37,12 +37,12 @@ from typing import Any
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest
-from bot.core.i18n import t
-from bot.core.mentions import body_names
-from bot.core.render import render_digest
+from bot.core.reading.mentions import body_names
+from bot.core.reading.symbols import extract_symbols
+from bot.core.render.comment import render_digest
+from bot.core.render.i18n import t
 from bot.core.rules import RuleSet
-from bot.core.symbols import extract_symbols
-from bot.rules_files import load_rules
+from bot.rulebook.files import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES_DIR = ROOT / "tests/fixtures/cases"
@@ -71,7 +71,7 @@ ORIGINAL_AREAS = frozenset(
     }
 )  # fmt: skip
 # The bench's own yardstick for "the author admits a gap", kept apart from the
-# parser under test (bot/core/body_vocabulary.py) so the two cannot agree by construction.
+# parser under test (bot/core/reading/body_vocabulary.py) so the two cannot agree by construction.
 _ADMISSION = re.compile(
     r"not\s+(?:yet\s+)?(?:been\s+)?(?:run|tested|verified|evaluated)|\btbd\b"
     r"|will\s+add\s+(?:\w+\s+)?(?:tests?|results?|later)|needs?\s+a\s+\w+\s+run"

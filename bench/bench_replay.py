@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from bot.core.marker import parse_marker
+from bot.core.render.marker import parse_marker
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeComment, FakeFile, FakeGitHubState
 from tests.keys import PUBLIC_KEY_PEM

@@ -29,8 +29,8 @@ from typing import Any
 
 import httpx
 
-from bot.core.findings import LANGS
 from bot.core.label_view import build_label_view, summarize
+from bot.core.vocabulary import LANGS
 from bot.view.pages import render_label_view
 from bot.view.store import PullState, StoredDigest
 from tests.fakes.github_state import FakeFile

@@ -1,5 +1,5 @@
 """`python -m bot` is the same as the `digest-bot` console script."""
 
-from bot.cli import run
+from bot.cli.main import run
 
 run()

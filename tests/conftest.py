@@ -23,5 +23,5 @@ def _private_user_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`digest-bot digest` caches compiled rules in the user's cache dir
-    (bot/rules_cache.py): tests, and the processes they start, use a fresh one."""
+    (bot/rulebook/cache.py): tests, and the processes they start, use a fresh one."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

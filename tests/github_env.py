@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bot.github.retry import RetryPolicy
 from bot.github.session import GitHubSessionFactory
-from bot.metrics import Metrics
-from bot.settings import Settings
+from bot.observe.metrics import Metrics
+from bot.settings.model import Settings
 from tests.keys import PRIVATE_KEY_PEM
 
 

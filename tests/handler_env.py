@@ -6,8 +6,8 @@ from pathlib import Path
 
 from bot.handlers.context import HandlerContext
 from bot.handlers.repo_rules import RulesProvider
-from bot.metrics import Metrics
-from bot.rules_files import read_rule_sources
+from bot.observe.metrics import Metrics
+from bot.rulebook.files import read_rule_sources
 from tests.fakes.github_memory import MemoryGitHub
 from tests.fakes.github_state import FakeFile, FakeGitHubState
 

@@ -2,7 +2,7 @@
 raw HTML or an autolinked URL. A conservative reading of CommonMark + GFM, for tests
 of text the bot posts: code spans are inert, backslash-escaped punctuation is literal
 text (still able to mention), entities are decoded before mentions are looked for
-(GitHub resolves `@user` on the rendered text, see bot/core/escape.py)."""
+(GitHub resolves `@user` on the rendered text, see bot/core/render/escape.py)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.queue.ledger import Ledger
-from bot.settings import Settings
+from bot.settings.model import Settings
 from bot.view.app import LabelViewRoutes
 from bot.view.recorder import DigestRecorder
 from bot.view.store import DigestStore, create_schema

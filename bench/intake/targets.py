@@ -5,7 +5,7 @@
   so the worker never processes during the measurement: we measure intake only.
 - bare: bench/intake/bare_app.py, starlette + uvicorn answering 202 with no work.
 - bare-heap: the same, with the malloc trim threshold pr-digest sets for itself at start
-  (bot/heap.py): the like-for-like floor.
+  (bot/service/heap.py): the like-for-like floor.
 - probot: bench/intake/probot_app, a no-op `pull_request` handler behind Probot's own
   signature check, with a throwaway App key made for this run.
 """
@@ -27,7 +27,7 @@ import httpx
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from bot.heap import TRIM_THRESHOLD_BYTES
+from bot.service.heap import TRIM_THRESHOLD_BYTES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBOT_DIR = Path(__file__).resolve().parent / "probot_app"
@@ -224,7 +224,7 @@ def make_target(name: str, secret: str, workdir: Path) -> Target:
         return bare_target()
     if name == "bare-heap":
         # The floor on pr-digest's own footing: the same malloc trim threshold that
-        # `digest-bot serve` sets at start (bot/heap.py), which spares bare starlette
+        # `digest-bot serve` sets at start (bot/service/heap.py), which spares bare starlette
         # its page faults too.
         bare = bare_target()
         return dataclasses.replace(bare, name="bare-heap", env=bare.env | {

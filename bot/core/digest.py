@@ -6,23 +6,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from bot.core.body import parse_body
-from bot.core.decisions import harvest_decisions
-from bot.core.escape import escape_text
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.findings import Digest, Lang, Reviewers, RoutingOutcome
-from bot.core.i18n import t
-from bot.core.links import find_links
-from bot.core.mentions import find_mentions
+from bot.core.findings import Digest
+from bot.core.judging.risks import assess_risks, weigh_areas
+from bot.core.judging.verdict import judge_verdict, rank_areas
+from bot.core.reading.body import parse_body
+from bot.core.reading.decisions import harvest_decisions
+from bot.core.reading.links import find_links
+from bot.core.reading.mentions import find_mentions
+from bot.core.reading.specifics import Link
+from bot.core.reading.structure.read import read_structure
+from bot.core.reading.symbols import extract_symbols, removed_files
+from bot.core.reading.value_tables import find_value_changes
+from bot.core.render.escape import escape_text
+from bot.core.render.i18n import t
 from bot.core.repo_index.findings import RepoContext
-from bot.core.reviewers import suggested_reviewers
-from bot.core.risks import assess_risks, weigh_areas
+from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
-from bot.core.specifics import Link
-from bot.core.structure import read_structure
-from bot.core.symbols import extract_symbols, removed_files
-from bot.core.value_tables import find_value_changes
-from bot.core.verdict import judge_verdict, rank_areas
+from bot.core.vocabulary import Lang, Reviewers, RoutingOutcome
 
 MAX_START_FILES = 3
 # Where a reader would not start: tests, docs, CI and packaging.

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.core.findings import VERDICTS, Verdict
+from bot.core.vocabulary import VERDICTS, Verdict
 
 TOP_CHECKS = 3
 _VERDICT_RANK: dict[str, int] = {verdict: rank for rank, verdict in enumerate(VERDICTS)}

@@ -43,8 +43,8 @@ from bot.github.adapter import PER_PAGE, GitHubKitAdapter, split_repo, translate
 from bot.github.pacing import WritePacer
 from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
-from bot.metrics import Metrics
-from bot.settings import Settings
+from bot.observe.metrics import Metrics
+from bot.settings.model import Settings
 
 # Refresh this long before `expires_at` so a token never expires mid-job.
 TOKEN_REFRESH_MARGIN = timedelta(minutes=5)

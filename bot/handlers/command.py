@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.commands import (
+from bot.core.commands.parse import (
     Command,
     CommandSpec,
     commands_added,
@@ -24,8 +24,8 @@ from bot.core.commands import (
     parse_commands,
     render_help_table,
 )
-from bot.core.findings import Lang
-from bot.core.permissions import Decision, decide, is_insider
+from bot.core.commands.permissions import Decision, decide, is_insider
+from bot.core.vocabulary import Lang
 from bot.github.protocol import GitHubAPI
 from bot.handlers import digest, routing
 from bot.handlers.context import HandlerContext, permission_of

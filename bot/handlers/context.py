@@ -8,18 +8,18 @@ from dataclasses import dataclass, field
 
 from cachetools import TTLCache
 
-from bot.core.findings import Lang
-from bot.core.permissions import (
+from bot.core.commands.permissions import (
     HOUR_SECONDS,
     OUTSIDER_REPLIES_PER_HOUR,
     REFUSAL_REACTIONS_PER_HOUR,
     CommandBudget,
     Permission,
 )
+from bot.core.vocabulary import Lang
 from bot.github.protocol import GitHubAPI
 from bot.handlers.converged import ConvergedSink
 from bot.handlers.repo_rules import RulesProvider
-from bot.metrics import Metrics
+from bot.observe.metrics import Metrics
 from bot.repo_index.lookup import IndexLookup
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.core.findings import Digest, Lang
+from bot.core.findings import Digest
+from bot.core.vocabulary import Lang
 from bot.github.protocol import PullRequest
 
 

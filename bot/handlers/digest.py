@@ -11,14 +11,21 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from bot.core.commands import CommandSpec
+from bot.core.commands.parse import CommandSpec
 from bot.core.digest import build_digest, linked_work, repo_config_note
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.findings import Digest, Lang
-from bot.core.marker import Marker, parse_marker
-from bot.core.render import render_digest
-from bot.core.reviewers import plan_labels
-from bot.core.sticky import CommentSnapshot, StickyPlan, existing_ticks, our_comments, plan_sticky
+from bot.core.findings import Digest
+from bot.core.render.comment import render_digest
+from bot.core.render.marker import Marker, parse_marker
+from bot.core.render.sticky import (
+    CommentSnapshot,
+    StickyPlan,
+    existing_ticks,
+    our_comments,
+    plan_sticky,
+)
+from bot.core.routing.reviewers import plan_labels
+from bot.core.vocabulary import Lang
 from bot.github.protocol import (
     BadCredentials,
     GitHubAPI,

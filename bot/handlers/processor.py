@@ -1,6 +1,6 @@
 """Runs one job: opens a GitHub session for its installation and calls the handler.
 
-Also the reconcile sweep, which needs the same sessions. Built once by bot.service.
+Also the reconcile sweep, which needs the same sessions. Built once by bot.service.wiring.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bot.queue.ledger import Ledger
 from bot.queue.store import Job, JobStore, NewJob, index_key
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
-from bot.settings import Settings
+from bot.settings.model import Settings
 
 log = logging.getLogger(__name__)
 

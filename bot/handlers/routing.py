@@ -1,6 +1,6 @@
 """Request reviews from the pools of the PR's labels (and apply area labels if configured).
 
-The choice itself is pure (bot.core.reviewers); this module gathers what it needs —
+The choice itself is pure (bot.core.routing.reviewers); this module gathers what it needs —
 who already reviewed, who is a collaborator, how loaded each reviewer is — with as few
 calls as it can, and requests only what is missing.
 """
@@ -12,11 +12,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.core.commands import CommandSpec
-from bot.core.findings import Lang, RoutingOutcome
-from bot.core.i18n import t
-from bot.core.reviewers import RoutingPlan, RoutingRequest, choose_reviewers
+from bot.core.commands.parse import CommandSpec
+from bot.core.render.i18n import t
+from bot.core.routing.reviewers import RoutingPlan, RoutingRequest, choose_reviewers
 from bot.core.rules import RuleSet
+from bot.core.vocabulary import Lang, RoutingOutcome
 from bot.github.protocol import (
     BadCredentials,
     GitHubAPI,

@@ -33,8 +33,8 @@ from bot.intake.webhooks import (
     route_pull_request,
     signature_matches,
 )
-from bot.logs import HotPathLog, bind_log_context, register_secret
-from bot.metrics import Metrics
+from bot.observe.logs import HotPathLog, bind_log_context, register_secret
+from bot.observe.metrics import Metrics
 from bot.queue.store import (
     Accepted,
     Delivery,
@@ -44,7 +44,7 @@ from bot.queue.store import (
     StoreUnavailable,
 )
 from bot.queue.worker_thread import JobRunner
-from bot.settings import Settings
+from bot.settings.model import Settings
 
 log = logging.getLogger("bot.intake.app")
 _delivery_log = HotPathLog("bot.intake.app")
@@ -581,7 +581,7 @@ def create_app(
     not_ready_reason: Callable[[], str | None] | None = None,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
 ) -> IntakeApp:
-    """The service's app; `extra_routes` (the label view) are composed in by bot.service,
+    """The service's app; `extra_routes` (the label view) are composed in by bot.service.wiring,
     so the intake never imports them. `not_ready_reason` makes /readyz 503 while it
     returns a reason; `background` tasks (e.g. the credential check) run on the server's
     loop while it serves."""

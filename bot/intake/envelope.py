@@ -98,7 +98,7 @@ def routing_fields(body: bytes | bytearray) -> dict[str, Any] | None:
 # refuses (a string where a number is expected, a float, a repository name pydantic
 # would refuse) returns None and takes the usual path, where pydantic decides and
 # words the error. It must never accept what `PullRequestEvent` refuses:
-# tests/test_hostile_intake.py holds the two equal on generated payloads.
+# tests/intake/test_hostile_intake.py holds the two equal on generated payloads.
 _StoredInt = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 # As REPO_NAME, but `\Z`: Python's `$` also matches before a final newline, the
 # pattern pydantic runs (Rust's regex) does not.

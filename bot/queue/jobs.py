@@ -13,8 +13,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from bot.logs import bind_log_context, redact
-from bot.metrics import Metrics
+from bot.observe.logs import bind_log_context, redact
+from bot.observe.metrics import Metrics
 from bot.queue.store import Job, JobStore, StoreUnavailable
 
 Processor = Callable[[Job], Awaitable[None]]

@@ -23,7 +23,7 @@ from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 # Part of the JobStore contract (every method may raise it), so callers import it from
 # here; it is defined next to the SQLite writer that raises it.
 from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
-from bot.settings import Settings
+from bot.settings.model import Settings
 
 JobKind = Literal["pr", "command", "sweep", "index"]
 JobState = Literal["queued", "running", "done", "failed", "parked"]

@@ -22,10 +22,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.core.findings import LANGS, VERDICTS, Lang
 from bot.core.label_view import ViewEntry, build_label_view
+from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.queue.sqlite_writer import StoreUnavailable
-from bot.settings import Settings
+from bot.settings.model import Settings
 from bot.view.cache import EntryCache, FragmentCache
 from bot.view.links import VIEW_ROUTES, view_path
 from bot.view.pages import (

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from bot.core.findings import Lang
 from bot.core.label_view import ViewEntry
+from bot.core.vocabulary import Lang
 from bot.view.store import DigestStore, RepoInfo
 
 

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.settings import Settings
+from bot.settings.model import Settings
 from bot.view.links import VIEW_ROUTES
 from bot.view.store import DigestStore
 

@@ -14,9 +14,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from bot.core.findings import LANGS, VERDICTS, Lang
-from bot.core.i18n import t
 from bot.core.label_view import LabelView, ViewEntry
+from bot.core.render.i18n import t
+from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.view.cache import FragmentCache
 from bot.view.links import api_path, feed_path, pull_url, view_path
 

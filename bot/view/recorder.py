@@ -6,9 +6,10 @@ import asyncio
 from datetime import datetime
 
 from bot.core.digest import digest_json
-from bot.core.findings import LANGS, Digest
+from bot.core.findings import Digest
 from bot.core.label_view import summarize
-from bot.core.render import render_digest
+from bot.core.render.comment import render_digest
+from bot.core.vocabulary import LANGS
 from bot.github.protocol import PullRequest
 from bot.handlers.converged import Converged
 from bot.view.links import pull_url

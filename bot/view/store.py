@@ -22,8 +22,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bot.core.findings import Lang
 from bot.core.label_view import Summary, ViewEntry
+from bot.core.vocabulary import Lang
 from bot.queue.sqlite_writer import SqliteWriter
 
 SCHEMA = """

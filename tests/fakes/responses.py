@@ -3,7 +3,7 @@
 Each builder starts from the OpenAPI example in tests/fixtures/github/ and
 overrides what the fake knows, then adds the fields githubkit's 2026-03-10
 schema requires that the examples lack (labels' archived_at/archived_by, a
-repository's has_discussions, users' *_url set, ...). `tests/test_fake_github.py`
+repository's has_discussions, users' *_url set, ...). `tests/github/test_fake_github.py`
 parses every builder with githubkit's models, so a missing field fails a test,
 not a later adapter run.
 """

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.reading.symbols import extract_symbols
 from bot.core.repo_index.findings import (
     CallerFinding,
     OverrideFinding,
@@ -22,7 +23,6 @@ from bot.core.repo_index.findings import (
 )
 from bot.core.repo_index.model import FileRecord, FunctionRecord, IndexView
 from bot.core.repo_index.parse import MODULE_CALLER, module_name
-from bot.core.symbols import extract_symbols
 
 MAX_FINDINGS = 2  # per kind: each kind gets at most two short lines
 _MAX_SYMBOLS = 40

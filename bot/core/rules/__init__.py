@@ -1,10 +1,10 @@
 """The rules engine: area rule files as data, validated strictly, compiled once, matched fast.
 
 Pure: callers pass file texts in (`parse_rules`) and get a RuleSet back; reading the
-rules directory lives in bot/rules_files.py.
+rules directory lives in bot/rulebook/files.py.
 """
 
-from bot.core.body import strip_html_comments
+from bot.core.reading.body import strip_html_comments
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.match import AreaMatchResult, match_areas, match_condition
 from bot.core.rules.parse import is_rule_file, parse_rules

@@ -1,7 +1,7 @@
 """Scan the added lines of every patch once for all `added:` patterns of a rule set.
 
 Each file's added lines are joined once (newline-separated) and a pattern runs over that
-text with one search. Patterns run on RE2 (bot/core/patterns.py): linear time, no match ever
+text with one search. Patterns run on RE2 (bot/core/rules/patterns.py): linear time, no match ever
 crosses a line break, and `^`/`$` anchor at line boundaries, so the joined text behaves
 like its lines searched one by one.
 
@@ -10,7 +10,7 @@ match needs (literals.py). One text of all files tells which files hold any of t
 (`str.find` is a fast substring scan): only those files get the regex, starting where
 the first literal allows, and a pattern none of whose literals occur anywhere costs a
 few `find`s for the whole PR. The regex still decides every hit, so results are
-unchanged (tests/test_rules_literals.py).
+unchanged (tests/core/rules/test_rules_literals.py).
 
 The scan has a budget (SCAN_BUDGET_BYTES of text searched, summed over every search,
 each byte charged its pattern's `cost_weight`): RE2 is linear, so weighted bytes bound
@@ -32,8 +32,8 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
-from bot.core.patterns import LinePattern, encode
 from bot.core.rules.literals import RequiredLiterals, required_literals
+from bot.core.rules.patterns import LinePattern, encode
 
 # Text searched per PR, summed over every (pattern, file) search. A 3,000-file PR with
 # 20 added lines a file searches ~2 MB in all; the budget is for hostile patches.
@@ -398,7 +398,7 @@ class AddedScanner:
     ) -> AddedIndex:
         """The hits of every pattern, searched only as far as the questions asked need.
         `bound_first=False` always lists every pattern's candidates up front: the
-        definition the default answers like (tests/test_engine_equivalence.py)."""
+        definition the default answers like (tests/core/rules/test_engine_equivalence.py)."""
         return AddedIndex(self, patches, bound_first=bound_first)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from bot.core.findings import Criticality
-from bot.core.patterns import LinePattern
-from bot.core.risk_settings import RiskSettings
-from bot.core.routing_config import RoutingConfig
+from bot.core.routing.config import RoutingConfig
 from bot.core.rules.added import AddedScanner
 from bot.core.rules.globs import PathIndex
+from bot.core.rules.patterns import LinePattern
+from bot.core.rules.risk_settings import RiskSettings
 from bot.core.rules.schema import AreaRule, Condition, LocalizedText
+from bot.core.vocabulary import Criticality
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,12 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bot.core.body import strip_html_comments
 from bot.core.facts import PullRequestFacts
-from bot.core.findings import Evidence, EvidenceKind
-from bot.core.mentions import body_names
-from bot.core.patterns import MAX_TEXT_BYTES, LinePattern
+from bot.core.reading.body import strip_html_comments
+from bot.core.reading.mentions import body_names
 from bot.core.rules.compiled import CompiledCondition, RuleSet
+from bot.core.rules.patterns import MAX_TEXT_BYTES, LinePattern
+from bot.core.vocabulary import Evidence, EvidenceKind
 
 SUBJECT_CHARS = 80
 # Weighted bytes (patterns.cost_weight) of title, body, mention and base searches per PR.
@@ -52,7 +52,7 @@ class PullRequestScan:
     # digest entry and trace line show only the first match.MAX_FILES_PER_AREA (< this)
     # distinct path reasons of all its conditions' evidence, first come first
     # (match._capped), so a 3,000-file condition need not build 3,000 of them. None
-    # keeps them all: the definition (tests/test_engine_equivalence.py).
+    # keeps them all: the definition (tests/core/rules/test_engine_equivalence.py).
     path_reasons: int | None = MAX_REASONS
 
     def __init__(self, facts: PullRequestFacts, rules: RuleSet) -> None:

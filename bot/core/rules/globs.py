@@ -18,7 +18,7 @@ _BRACES = re.compile(r"\{[^{}]*,[^{}]*\}")
 
 
 def _pattern_regex(glob: str) -> re.Pattern[str] | None:
-    # Imported here: a rule set from the cache (bot/rules_cache.py) needs no pathspec.
+    # Imported here: a rule set from the cache (bot/rulebook/cache.py) needs no pathspec.
     from pathspec import GitIgnoreSpec
 
     pattern = GitIgnoreSpec.from_lines([glob]).patterns[0]
@@ -92,7 +92,7 @@ class PathIndex:
             prefix = literal_prefix(regex.pattern)
             buckets.setdefault(prefix[: prefix.rfind("/") + 1], []).append(i)
         # Compiled on first use (`_regex`): a rule set loaded from the cache
-        # (bot/rules_cache.py) recompiles no glob a PR's directories never ask about.
+        # (bot/rulebook/cache.py) recompiles no glob a PR's directories never ask about.
         self._sources: tuple[tuple[str, int], ...] = tuple((r.pattern, r.flags) for r in regexes)
         self._regexes: list[re.Pattern[str] | None] = list(regexes)
         self._buckets = {key: tuple(ids) for key, ids in buckets.items()}

@@ -18,12 +18,12 @@ Soundness rules (each only ever drops information, never invents it):
   'ſ'~'s', 'K'~'k', 'ı'~'i', which `str.lower` does not, so non-ASCII text and
   non-ASCII literals are not prefiltered).
 
-The engine is RE2 (bot/core/patterns.py), whose syntax is nearly `re`'s: patterns are walked
+The engine is RE2 (bot/core/rules/patterns.py), whose syntax is nearly `re`'s: patterns are walked
 with `re`'s parser, and the few RE2 constructs `re` would read differently get no literals.
 
 `re._parser` is private (sre_parse before 3.11): a node we do not recognise adds no
 literal and an unexpected error means "no literals", both of which only cost speed;
-tests/test_rules_literals.py checks the result against plain `re.search`.
+tests/core/rules/test_rules_literals.py checks the result against plain `re.search`.
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.core.facts import PullRequestFacts
-from bot.core.findings import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
-from bot.core.i18n import t
+from bot.core.render.i18n import t
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER
+from bot.core.vocabulary import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
 MAX_NOTES = 3

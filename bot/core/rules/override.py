@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.risk_settings import RiskSettings
-from bot.core.routing_config import RoutingConfig
+from bot.core.routing.config import RoutingConfig
 from bot.core.rules.compiled import RuleSet, compile_rules
 from bot.core.rules.parse import AreaDocument, Loc, Parser, RuleFiles
+from bot.core.rules.risk_settings import RiskSettings
 from bot.core.rules.schema import JSON_SCHEMA_DRAFT, AreaRule
 from bot.core.rules.yaml_source import YamlSource, line_of, node_at
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bot.core.risk_settings import RiskSettings
-from bot.core.routing_config import RoutingConfig
+from bot.core.routing.config import RoutingConfig
 from bot.core.rules.compiled import RuleSet, compile_rules
 from bot.core.rules.problems import RuleFileError, RuleProblem
+from bot.core.rules.risk_settings import RiskSettings
 from bot.core.rules.schema import AreaRule
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ Loc = tuple[int | str, ...]
 
 def line_of(root: yaml.Node, loc: Sequence[int | str]) -> int:
     # YAML (and its reader) is imported only when rule text is read: a digest whose
-    # compiled rules come from the cache (bot/rules_cache.py) never needs it.
+    # compiled rules come from the cache (bot/rulebook/cache.py) never needs it.
     from bot.core.rules.yaml_source import line_of as yaml_line_of
 
     return yaml_line_of(root, loc)

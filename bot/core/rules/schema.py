@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.core.findings import Criticality, Lang
-from bot.core.patterns import pattern_problem
+from bot.core.render.zh_text import full_width, space_mixed
 from bot.core.rules.globs import glob_problem
-from bot.core.zh_text import full_width, space_mixed
+from bot.core.rules.patterns import pattern_problem
+from bot.core.vocabulary import Criticality, Lang
 
 _ID = r"^[a-z0-9][a-z0-9-]*$"
 # The JSON Schema dialect of every schema we write for editors (rules/*.schema.json).
@@ -31,7 +31,7 @@ def _anyof_string(schema: dict[str, Any]) -> None:
 class LocalizedText(BaseModel):
     """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English."""
 
-    # defer_build (here and below): a digest from cached rules (bot/rules_cache.py) never
+    # defer_build (here and below): a digest from cached rules (bot/rulebook/cache.py) never
     # validates a rule file, so the validators are built when one is first parsed.
     model_config = ConfigDict(
         defer_build=True, extra="forbid", frozen=True, json_schema_extra=_anyof_string
@@ -78,7 +78,7 @@ class Condition(BaseModel):
     body: str | None = None
     added: str | None = None
     # A regex over the names the description mentions in prose (backticked identifiers,
-    # dotted and file paths, one per line): bot/core/mentions.py `body_names`.
+    # dotted and file paths, one per line): bot/core/reading/mentions.py `body_names`.
     mentions: str | None = None
     base: str | None = None
     author: list[str] | None = Field(default=None, min_length=1)

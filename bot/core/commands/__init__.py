@@ -1,0 +1,3 @@
+"""`/digest` commands: parsing a comment into a command (parse.py) and who may run it,
+within which budget (permissions.py).
+"""

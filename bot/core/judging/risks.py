@@ -1,0 +1,520 @@
+"""The risk checklist: what a vLLM reviewer would still ask for before merging.
+
+Each check is a small function from (PR, parsed body, matched areas, compiled
+settings) to at most one Risk. Ids are a contract (docs/architecture.md); wording lives
+in bot/core/render/i18n.py; every list or threshold that is a choice lives in RiskSettings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.reading.body import PullRequestBody
+from bot.core.render.i18n import t
+from bot.core.rules.globset import GlobSet, PathGroups
+from bot.core.rules.patterns import LinePattern, PatternError
+from bot.core.rules.risk_settings import RiskSettings
+from bot.core.vocabulary import AreaMatch, Lang, Risk, Severity
+
+SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
+# An added registry entry: `+    "FooForCausalLM": ("foo", "FooForCausalLM"),`.
+_REGISTRY_ENTRY = re.compile(r"^\+[ \t]{0,16}[\"']\w{1,100}[\"']:[ \t]{0,4}\(", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CompiledPlatform:
+    name: str
+    paths: GlobSet
+    title: LinePattern | None
+    hardware_names: tuple[LinePattern, ...]
+    ci_link: LinePattern | None
+
+
+@dataclass(frozen=True)
+class CompiledRiskSettings:
+    """RiskSettings with globs and regexes compiled once."""
+
+    settings: RiskSettings
+    tests: GlobSet
+    sources: GlobSet
+    docs_ci: GlobSet
+    numerics: GlobSet
+    forward: GlobSet
+    plumbing: tuple[LinePattern, ...]
+    model_registry: GlobSet
+    model_files: GlobSet
+    release_branch: LinePattern
+    backport: tuple[LinePattern, ...]
+    perf_title: LinePattern
+    hardware: tuple[CompiledPlatform, ...]
+
+
+# Keyed by id(settings) and holding the settings object itself, so an id is never
+# reused while cached. Settings are loaded once and treated as immutable.
+_COMPILED: dict[int, tuple[RiskSettings, CompiledRiskSettings]] = {}
+_COMPILED_MAX = 16
+
+
+def compile_risk_settings(settings: RiskSettings) -> CompiledRiskSettings:
+    """Compile (or fetch the compiled form of) one settings object."""
+    hit = _COMPILED.get(id(settings))
+    if hit is not None and hit[0] is settings:
+        return hit[1]
+    compiled = CompiledRiskSettings(
+        settings=settings,
+        tests=GlobSet(settings.test_paths),
+        sources=GlobSet(settings.source_paths),
+        docs_ci=GlobSet(settings.docs_ci_paths),
+        numerics=GlobSet(settings.numerics_paths),
+        forward=GlobSet(settings.forward_paths),
+        plumbing=_union(settings.plumbing_line_patterns),
+        model_registry=GlobSet(settings.model_registry_paths),
+        model_files=GlobSet(settings.model_file_paths),
+        release_branch=LinePattern(settings.release_branch_pattern),
+        backport=_any_of(settings.backport_patterns),
+        perf_title=LinePattern(settings.perf_title_pattern, ignore_case=True),
+        hardware=tuple(
+            CompiledPlatform(
+                name=name,
+                paths=GlobSet(platform.paths),
+                title=LinePattern(platform.title_pattern, ignore_case=True)
+                if platform.title_pattern
+                else None,
+                hardware_names=_any_of(platform.hardware_names),
+                ci_link=LinePattern(platform.ci_link_pattern, ignore_case=True)
+                if platform.ci_link_pattern
+                else None,
+            )
+            for name, platform in settings.hardware.items()
+        ),
+    )
+    remember_compiled(compiled)
+    return compiled
+
+
+def remember_compiled(compiled: CompiledRiskSettings) -> None:
+    """Let `compile_risk_settings(compiled.settings)` answer `compiled` (one compiled
+    with the rules and cached with them, bot/rulebook/cache.py)."""
+    # Digests are built on worker threads: another may evict the same key first.
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.pop(next(iter(_COMPILED), 0), None)
+    _COMPILED[id(compiled.settings)] = (compiled.settings, compiled)
+
+
+def _any_of(patterns: Sequence[str], *, ignore_case: bool = True) -> tuple[LinePattern, ...]:
+    # RE2 (bot/core/rules/patterns.py): these come from risks.yaml or a repository's override
+    # and run on untrusted titles, bodies and patches.
+    return tuple(LinePattern(p, ignore_case=ignore_case) for p in patterns)
+
+
+def _union(patterns: Sequence[str]) -> tuple[LinePattern, ...]:
+    """Patterns whose only use is "does any of them match": folded into one RE2
+    alternation (one search per line instead of one per pattern), which matches exactly
+    when one of them does. Each stays in its own group, so its inline flags stay its
+    own. Too long or too big for one pattern: kept apart."""
+    if len(patterns) > 1:
+        try:
+            return (LinePattern("|".join(f"(?:{p})" for p in patterns)),)
+        except PatternError:
+            pass
+    return _any_of(patterns, ignore_case=False)
+
+
+def _first_match(patterns: Sequence[LinePattern], *texts: str) -> str | None:
+    """The first match of the first pattern, in the first text, that matches."""
+    for text in texts:
+        for pattern in patterns:
+            found = pattern.search(text)
+            if found is not None:
+                return found
+    return None
+
+
+# How strongly a changed file stands behind a numerics risk.
+_STRONG, _MEDIUM, _NONE = 2, 1, 0
+# Lines of one patch looked at: enough to find a compute line, bounded on huge patches.
+_MAX_PATCH_LINES = 4000
+
+
+# A line (split at "\n") starting with "+" but not "+++", without its "+".
+_ADDED_LINE = re.compile(r"^\+(?!\+\+)(.*)", re.MULTILINE)
+
+
+def _looked_at(patch: str) -> int:
+    """Where the patch's first _MAX_PATCH_LINES lines end."""
+    if patch.count("\n") < _MAX_PATCH_LINES:
+        return len(patch)
+    rest = patch.split("\n", _MAX_PATCH_LINES)[_MAX_PATCH_LINES]
+    return len(patch) - len(rest) - 1
+
+
+@dataclass(frozen=True)
+class _Context:
+    facts: PullRequestFacts
+    body: PullRequestBody
+    areas: Sequence[AreaMatch]
+    rules: CompiledRiskSettings
+    lang: Lang
+
+    @property
+    def files(self) -> tuple[ChangedFile, ...]:
+        return self.facts.files
+
+    # Several checks ask a glob list about each of a 3,000-file PR's files: each list is
+    # asked about all of them at once (GlobSet.select), and a path is looked up.
+    @cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset(f.filename for f in self.files)
+
+    @cached_property
+    def groups(self) -> PathGroups:
+        return PathGroups(f.filename for f in self.files)
+
+    def selected(self, globs: GlobSet) -> frozenset[str]:
+        return frozenset(globs.select(self.groups))
+
+    @cached_property
+    def test_files(self) -> frozenset[str]:
+        return self.selected(self.rules.tests)
+
+    @cached_property
+    def docs_ci_files(self) -> frozenset[str]:
+        return self.selected(self.rules.docs_ci)
+
+    @cached_property
+    def numerics_code_files(self) -> frozenset[str]:
+        return self.selected(self.rules.numerics) | self.selected(self.rules.forward)
+
+    def is_test(self, path: str) -> bool:
+        if path in self.names:
+            return path in self.test_files
+        return self.rules.tests.match_file(path)
+
+    def is_docs_ci(self, path: str) -> bool:
+        if path in self.names:
+            return path in self.docs_ci_files
+        return self.rules.docs_ci.match_file(path)
+
+    @property
+    def tests_changed(self) -> bool:
+        return bool(self.test_files)
+
+    def has_compute(self, changed: ChangedFile) -> bool | None:
+        """Whether the patch adds a line that is not plumbing; None when it is unknown."""
+        patch = changed.patch
+        if not patch:
+            return None
+        plumbing = self.rules.plumbing
+        # The added lines among the first _MAX_PATCH_LINES, found one at a time: the
+        # first added line is usually compute, and the rest of the patch is not split.
+        # A line starting before offset _MAX_PATCH_LINES is among them (every line
+        # before it takes at least its "\n"); past that, where they end is worked out.
+        end: int | None = None
+        for added in _ADDED_LINE.finditer(patch):
+            if added.start() >= _MAX_PATCH_LINES:
+                if end is None:
+                    end = _looked_at(patch)
+                if added.start() > end:
+                    break
+            if _first_match(plumbing, added.group(1).strip()[:400]) is None:
+                return True
+        return False
+
+    @cached_property
+    def docs_ci_only(self) -> bool:
+        return bool(self.files) and self.docs_ci_files >= self.names
+
+
+# Evidence that ties an area to the change itself; a title word or a body mention
+# alone is weaker (bot/core/rules: evidence kinds).
+_STRONG_AREA_EVIDENCE = frozenset({"path", "label", "added", "base", "author"})
+
+
+def weigh_areas(
+    facts: PullRequestFacts, areas: Sequence[AreaMatch], settings: RiskSettings
+) -> tuple[AreaMatch, ...]:
+    """Drop areas that only a title word or a body mention found when every changed file
+    is docs or CI: "[Docs] List XPU attention backends" is a docs change, not an
+    attention one. Without a file list every signal counts (partial data)."""
+    docs_ci = compile_risk_settings(settings).docs_ci
+    if not facts.files or not all(docs_ci.match_file(f.filename) for f in facts.files):
+        return tuple(areas)
+    return tuple(
+        area
+        for area in areas
+        if area.quiet or any(r.kind in _STRONG_AREA_EVIDENCE for r in area.reasons)
+    )
+
+
+def assess_risks(
+    facts: PullRequestFacts,
+    body: PullRequestBody,
+    areas: Sequence[AreaMatch],
+    settings: RiskSettings,
+    lang: Lang,
+) -> tuple[Risk, ...]:
+    """Every open risk, high severity first (stable within a severity)."""
+    ctx = _Context(facts, body, areas, compile_risk_settings(settings), lang)
+    found = [risk for check in _CHECKS if (risk := check(ctx)) is not None]
+    return tuple(sorted(found, key=lambda r: SEVERITY_RANK[r.severity]))
+
+
+def _risk(
+    ctx: _Context,
+    risk_id: str,
+    severity: Severity,
+    evidence: Sequence[str],
+    key: str = "",
+    **params: object,
+) -> Risk:
+    return Risk(
+        id=risk_id,
+        severity=severity,
+        text=t(ctx.lang, key or f"risk.{risk_id}", **params),
+        evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+    )
+
+
+def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
+    """How strongly the changed files stand behind a GPU-evaluation risk, and which.
+
+    Strong: compute lines in kernels or model-forward code. Medium: such code with an
+    unknown patch, or compute lines in a numerics area's other files. None: tests, docs,
+    removed files, plumbing-only patches, a numerics area matched without a file.
+    """
+    claimed = {f for a in ctx.areas if a.numerics for f in a.files}
+    best, files = _NONE, list[str]()
+    tests, docs_ci, numerics_code = ctx.test_files, ctx.docs_ci_files, ctx.numerics_code_files
+    for changed in ctx.files:
+        name = changed.filename
+        if changed.status == "removed" or name in tests or name in docs_ci:
+            continue
+        code = name in numerics_code
+        if not code and name not in claimed:
+            continue
+        compute = ctx.has_compute(changed)
+        if compute is False:
+            continue
+        strength = _STRONG if code and compute else _MEDIUM
+        if strength > best:
+            best, files = strength, []
+        if strength == best:
+            files.append(name)
+    return best, files
+
+
+def _missing_gpu_eval(ctx: _Context) -> Risk | None:
+    if ctx.docs_ci_only:
+        return None
+    admitted = ctx.body.not_run
+    strength, files = _numerics_strength(ctx)
+    numerics_areas = [a for a in ctx.areas if a.numerics]
+    if strength == _NONE and not (admitted and numerics_areas):
+        return None
+    if ctx.body.accuracy_evidence and not admitted:
+        return None
+    # High: an admitted gap in numerics code, or kernel/forward compute where the
+    # description says nothing about testing at all. Medium: a test plan without a
+    # result, no description to read (partial data), glue code, or only an area's name.
+    silent = (
+        bool(ctx.body.text.strip()) and ctx.body.test_plan_empty and not ctx.body.run_evidence
+    )
+    high = (strength == _STRONG and silent) or (bool(admitted) and strength >= _MEDIUM)
+    severity: Severity = "high" if high else "medium"
+    if not high and ctx.body.run_evidence:
+        severity = "low"  # it ran (tests passed, a CI build, a named device), unmeasured
+    said = list(admitted[:3]) or [t(ctx.lang, "risk.missing-gpu-eval.no-evidence")]
+    chosen = set(files)
+    backing = [a for a in numerics_areas if not chosen.isdisjoint(a.files)] or (
+        [] if files else numerics_areas[:1]
+    )
+    claimed = {f for a in backing for f in a.files}
+    kernels = [f for f in files if f not in claimed]
+    names = [a.title for a in backing] + ([t(ctx.lang, "risk.kernels")] if kernels else [])
+    return _risk(
+        ctx,
+        "missing-gpu-eval",
+        severity,
+        [*said, *(a.id for a in backing), *kernels[:2]],
+        areas=", ".join(dict.fromkeys(names)),
+    )
+
+
+def _missing_test_results(ctx: _Context) -> Risk | None:
+    body = ctx.body
+    if ctx.docs_ci_only or not body.test_result_empty or body.evidence or body.perf_numbers:
+        return None
+    result = body.sections.get("test_result")
+    if not body.text.strip():
+        evidence = t(ctx.lang, "risk.missing-test-results.empty-body")
+    elif result is not None and result.strip():
+        evidence = result.strip().split("\n", 1)[0][:80]
+    elif result is not None:
+        evidence = t(ctx.lang, "risk.missing-test-results.empty-section")
+    elif not body.test_plan_empty:
+        evidence = t(ctx.lang, "risk.missing-test-results.no-result-section")
+    else:
+        evidence = t(ctx.lang, "risk.missing-test-results.no-sections")
+    # CI is what vLLM reviewers look at: an empty Test Result matters only where the
+    # change needs a run to be trusted and nothing else shows one.
+    tests_changed = ctx.tests_changed
+    weighty = [
+        f
+        for a in ctx.areas
+        if a.numerics or a.criticality in ("high", "critical")
+        for f in a.files
+        if not ctx.is_test(f) and not ctx.is_docs_ci(f)
+    ]
+    severity: Severity = "medium" if weighty and not tests_changed else "low"
+    return _risk(ctx, "missing-test-results", severity, [evidence])
+
+
+def _missing_tests(ctx: _Context) -> Risk | None:
+    if ctx.tests_changed:
+        return None
+    source_files, docs_ci = ctx.selected(ctx.rules.sources), ctx.docs_ci_files
+    sources = [
+        f.filename
+        for f in ctx.files
+        if f.status != "removed" and f.filename in source_files and f.filename not in docs_ci
+    ]
+    if not sources:
+        return None
+    limit = ctx.rules.settings.evidence_files
+    key = "risk.missing-tests.one" if len(sources) == 1 else ""
+    return _risk(ctx, "missing-tests", "medium", sources[:limit], key, count=len(sources))
+
+
+def _release_branch(ctx: _Context) -> Risk | None:
+    base = ctx.facts.base_ref
+    if ctx.rules.release_branch.search(base) is not None:
+        return _risk(ctx, "release-branch", "high", [f"base: {base}"], reason=base)
+    match = _first_match(ctx.rules.backport, ctx.facts.title, ctx.body.text)
+    if match is None:
+        return None
+    return _risk(ctx, "release-branch", "high", [match], reason=match)
+
+
+def _large_diff(ctx: _Context) -> Risk | None:
+    settings = ctx.rules.settings
+    facts = ctx.facts
+    lines = facts.total_additions + facts.total_deletions
+    files = facts.total_changed_files
+    if not (
+        facts.files_truncated
+        or lines > settings.large_diff_lines
+        or files > settings.large_diff_files
+    ):
+        return None
+    huge = (
+        facts.files_truncated
+        or lines > settings.huge_diff_lines
+        or files > settings.huge_diff_files
+    )
+    evidence = [f"+{facts.total_additions}/−{facts.total_deletions}", f"{files} files"]
+    add, delete = facts.total_additions, facts.total_deletions
+    if facts.files_truncated:
+        # GitHub's PR-files endpoint stops at 3000 files; say how many it listed.
+        listed = len(facts.files)
+        return _risk(
+            ctx, "large-diff", "medium", evidence, "risk.large-diff.truncated",
+            listed=listed, files=files, additions=add, deletions=delete,
+        )  # fmt: skip
+    severity: Severity = "medium" if huge else "low"
+    return _risk(
+        ctx, "large-diff", severity, evidence, files=files, additions=add, deletions=delete
+    )
+
+
+def _new_model_checklist(ctx: _Context) -> Risk | None:
+    if not ctx.files:
+        return None
+    rules = ctx.rules
+    present = {f.filename for f in ctx.files if f.status != "removed"}
+    # A registry change adds an entry unless its patch shows otherwise (a rename, a fix).
+    registry_files = ctx.selected(rules.model_registry)
+    registry = [
+        f.filename
+        for f in ctx.files
+        if f.filename in present
+        and f.filename in registry_files
+        and (f.patch is None or _REGISTRY_ENTRY.search(f.patch))
+    ]
+    model_files = ctx.selected(rules.model_files)
+    added_models = [
+        f.filename for f in ctx.files if f.status == "added" and f.filename in model_files
+    ]
+    if not (registry or added_models):
+        return None
+    missing = [f for f in rules.settings.new_model_required_files if f not in present]
+    if not missing:
+        return None
+    return _risk(ctx, "new-model-checklist", "medium", missing, missing=", ".join(missing))
+
+
+def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
+    body = ctx.body
+    if body.perf_numbers or body.eval_evidence:
+        return None
+    tag = ctx.rules.perf_title.search(ctx.facts.title)
+    claims = ([tag] if tag else []) + list(body.perf_claims[:3])
+    if not claims:
+        return None
+    return _risk(ctx, "perf-claim-without-numbers", "medium", claims)
+
+
+def _hardware_unverified(ctx: _Context) -> Risk | None:
+    if ctx.docs_ci_only:
+        return None
+    platforms: list[str] = []
+    evidence: list[str] = []
+    any_files = False
+    for platform in ctx.rules.hardware:
+        platform_files = ctx.selected(platform.paths)
+        files = [
+            f.filename
+            for f in ctx.files
+            if f.status != "removed"
+            and f.filename in platform_files
+            and f.filename not in ctx.test_files
+        ] if platform_files else []  # most platforms touch none of a PR's 3,000 files
+        titled = platform.title is not None and platform.title.search(ctx.facts.title) is not None
+        if not files and not titled:
+            continue
+        named = _first_match(platform.hardware_names, ctx.body.text) is not None
+        ci_run = platform.ci_link is not None and any(
+            platform.ci_link.search(link) is not None for link in ctx.body.ci_links
+        )
+        if (named or ci_run) and not ctx.body.not_run:
+            continue
+        platforms.append(platform.name)
+        any_files = any_files or bool(files)
+        if not named:
+            evidence.append(t(ctx.lang, "risk.hardware-unverified.unnamed", platform=platform.name))
+        evidence.extend(files[:3])
+    if not platforms:
+        return None
+    # A platform tag in the title with no platform file behind it says less.
+    return _risk(
+        ctx,
+        "hardware-unverified",
+        "medium" if any_files else "low",
+        [*ctx.body.not_run[:3], *evidence],
+        platforms=", ".join(platforms),
+    )
+
+
+_CHECKS: tuple[Callable[[_Context], Risk | None], ...] = (
+    _missing_gpu_eval,
+    _release_branch,
+    _missing_test_results,
+    _missing_tests,
+    _new_model_checklist,
+    _perf_claim_without_numbers,
+    _hardware_unverified,
+    _large_diff,
+)

@@ -1,0 +1,208 @@
+"""How closely to read a PR: the verdict, a reading-time estimate and a one-line reason.
+
+The verdict comes from what a reader must actually read: the changed lines outside
+tests, the lead area (the one holding most of them), the open high-severity risks and
+whether the author admits a gap. The highest criticality merely *touched* does not
+decide it: a one-line allow-list entry in an attention backend is not a deep read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.render.i18n import t
+from bot.core.vocabulary import AreaMatch, Criticality, Lang, Risk, Verdict
+
+CRITICALITY_RANK: dict[Criticality, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+# At or below this many changed code lines a change in a low/medium area is a skim.
+TINY_LINES = 10
+# At or below this many changed lines (tests included) a change is never a deep read,
+# unless its author admits a gap.
+SMALL_LINES = 20
+# Changed code lines from which a lead area of this criticality is a deep read by size.
+DEEP_LINES_BY_CRITICALITY: dict[Criticality, int] = {"critical": 60, "high": 150}
+# A high-severity risk makes a change this big worth a deep read in any area.
+DEEP_READ_LINES = 400
+# Reading effort per criticality: a compile or attention diff reads slower than a docs one.
+_PACE: dict[Criticality, float] = {"low": 0.8, "medium": 1.0, "high": 1.3, "critical": 1.6}
+_QUIET_PACE = 0.6
+_MAX_MINUTES = 180
+# Test code is read faster than the code it tests.
+_TEST_WEIGHT = 0.3
+
+
+class VerdictCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    reading_minutes: int = Field(ge=1)
+    reason: str  # localized, one line
+
+
+def is_test_path(path: str) -> bool:
+    if path.startswith("tests/") or "/tests/" in path:
+        return True
+    return path.rsplit("/", 1)[-1].startswith("test_")
+
+
+def _code_lines(facts: PullRequestFacts) -> tuple[int, int]:
+    """(changed lines outside tests, changed lines in tests) as far as the files say."""
+    code = tests = 0
+    for changed in facts.files:
+        if is_test_path(changed.filename):
+            tests += changed.changes
+        else:
+            code += changed.changes
+    total = facts.total_additions + facts.total_deletions
+    if code + tests < total:  # a truncated or count-less file list: the rest is code
+        code += total - code - tests
+    return code, tests
+
+
+def rank_areas(facts: PullRequestFacts, areas: Sequence[AreaMatch]) -> tuple[AreaMatch, ...]:
+    """Areas in reading order: loud before quiet, then most changed code lines (files
+    when sizes are unknown), then criticality. The first loud one is the lead area."""
+    sizes: dict[str, ChangedFile] = {f.filename: f for f in facts.files}
+
+    def weight(area: AreaMatch) -> tuple[int, int, int, int]:
+        code = [f for f in area.files if not is_test_path(f)]
+        lines = sum(sizes[f].changes for f in code if f in sizes)
+        return (
+            int(area.quiet),
+            -lines,
+            -len(code) - len(area.files),
+            -CRITICALITY_RANK[area.criticality],
+        )
+
+    return tuple(sorted(areas, key=weight))
+
+
+def judge_verdict(
+    facts: PullRequestFacts,
+    areas: Sequence[AreaMatch],
+    risks: Sequence[Risk],
+    lang: Lang,
+    *,
+    admitted: bool = False,
+    ranked: bool = False,
+) -> VerdictCall:
+    """Code lines x lead area x open high risks x admissions -> verdict and reading time.
+
+    `ranked`: `areas` are already in `rank_areas` order (ranking them again, a sort
+    by the same key, keeps that order)."""
+    ranked_areas = tuple(areas) if ranked else rank_areas(facts, areas)
+    loud = [a for a in ranked_areas if not a.quiet]
+    lead = loud[0] if loud else None
+    high_risk = any(r.severity == "high" for r in risks)
+    lines = facts.total_additions + facts.total_deletions
+    code, tests = _code_lines(facts)
+    known = lines > 0  # unknown sizes (offline runs, partial data) say less, not more
+    small = known and lines <= SMALL_LINES
+    rank = CRITICALITY_RANK[lead.criticality] if lead else 0
+    deep_by_size = DEEP_LINES_BY_CRITICALITY.get(lead.criticality) if lead else None
+
+    verdict: Verdict
+    if lead is None and not high_risk:
+        verdict = "quiet"
+    elif small and not (admitted and high_risk):
+        tiny = code <= TINY_LINES
+        verdict = "skim" if tiny and rank <= 1 and not high_risk else "read"
+    elif not known:
+        verdict = "deep-read" if high_risk and rank >= 2 else "read"
+    elif (
+        (deep_by_size is not None and code >= deep_by_size)
+        or (high_risk and rank >= 2 and code > SMALL_LINES)
+        or (high_risk and code >= DEEP_READ_LINES)
+        or (admitted and high_risk and rank >= 2)
+    ):
+        verdict = "deep-read"
+    else:
+        verdict = "read"
+    return VerdictCall(
+        verdict=verdict,
+        reading_minutes=_reading_minutes(facts, code, tests, lead, high_risk),
+        reason=_reason(facts, areas, loud, lead, risks, lang),
+    )
+
+
+def _reading_minutes(
+    facts: PullRequestFacts, code: int, tests: int, lead: AreaMatch | None, high_risk: bool
+) -> int:
+    files = facts.total_changed_files
+    # Square roots: review time grows with size, but a 2,000-line diff is read
+    # selectively, not ten times slower than a 200-line one.
+    base = 1 + 0.4 * math.sqrt(code + _TEST_WEIGHT * tests) + 0.3 * math.sqrt(files)
+    pace = _PACE[lead.criticality] if lead else _QUIET_PACE
+    if high_risk:
+        pace *= 1.15  # open high risks send the reader to check tests and evidence too
+    return max(1, min(_MAX_MINUTES, round(base * pace)))
+
+
+def _reason(
+    facts: PullRequestFacts,
+    areas: Sequence[AreaMatch],
+    loud: Sequence[AreaMatch],
+    lead: AreaMatch | None,
+    risks: Sequence[Risk],
+    lang: Lang,
+) -> str:
+    size = _size(facts, lang)
+    risk_note = _risk_note(risks, lang)
+    if lead is None:
+        if areas:
+            names = ", ".join(dict.fromkeys(a.title for a in areas))
+            return t(lang, "verdict.reason.quiet", areas=names, size=size, risks=risk_note)
+        return t(lang, "verdict.reason.no-areas", size=size, risks=risk_note)
+    area = lead.title
+    if len(loud) > 1:
+        area += t(lang, "verdict.more-areas", count=len(loud) - 1)
+    return t(
+        lang,
+        "verdict.reason.area",
+        criticality=t(lang, f"verdict.criticality.{lead.criticality}"),
+        area=area,
+        size=size,
+        kind=_kind(facts, lang),
+        risks=risk_note,
+    )
+
+
+def _size(facts: PullRequestFacts, lang: Lang) -> str:
+    files = facts.total_changed_files
+    if facts.total_additions + facts.total_deletions == 0:
+        plural = "none" if files == 0 else "one" if files == 1 else "many"
+        return t(lang, f"verdict.size-unknown.{plural}", files=files)
+    return t(
+        lang,
+        "verdict.size.one" if files == 1 else "verdict.size.many",
+        additions=facts.total_additions,
+        deletions=facts.total_deletions,
+        files=files,
+    )
+
+
+def _kind(facts: PullRequestFacts, lang: Lang) -> str:
+    files = facts.files
+    if files and all(f.filename.startswith("tests/") for f in files):
+        return t(lang, "verdict.kind.tests")
+    if files and all(f.status == "added" for f in files):
+        return t(lang, "verdict.kind.new")
+    if facts.total_deletions > 2 * facts.total_additions and facts.total_deletions > TINY_LINES:
+        return t(lang, "verdict.kind.removal")
+    return ""
+
+
+def _risk_note(risks: Sequence[Risk], lang: Lang) -> str:
+    if any(r.severity == "high" for r in risks):
+        return t(lang, "verdict.risks.high")
+    # Low risks live in the collapsed checklist: the headline counts what is shown.
+    shown = [r for r in risks if r.severity != "low"]
+    if shown:
+        if len(shown) == 1:
+            return t(lang, "verdict.risks.open.one")
+        return t(lang, "verdict.risks.open", count=len(shown))
+    return ""

@@ -1,0 +1,248 @@
+"""The notes of one piece (`Hunk`): what its removed and added lines show.
+
+`all_hunk_notes` is the definition, every question asked; `hunk_notes` asks only the
+questions the piece's text can answer yes to, of the kinds that can still be shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from bot.core.reading.specifics import StructureNote
+from bot.core.reading.structure.lines import (
+    ASSERT,
+    DEF,
+    RAISE,
+    RANK,
+    SHOWN_ALL,
+    TODO,
+    decorations,
+    is_test_file,
+    snip,
+    wrap_call,
+    wrapped_note,
+)
+from bot.core.reading.structure.pieces import Hunk
+
+_CONDITION = re.compile(r"[ \t]*(?:if|elif|while)[ \t(].*:[ \t]*(?:#.*)?$")
+_KWARG = re.compile(r"(?<![=!<>\w])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
+# Where a line of capped codes joined by "\n" ends in a one-name call, as one that
+# `wrap_call` reads must.
+_MAY_WRAP = re.compile(r"\([A-Za-z_]\w*\)[^\S\n]*(?:\n|\Z)")
+
+
+def all_hunk_notes(hunk: Hunk) -> Iterator[StructureNote]:
+    """Every note of one hunk: the plain definition `hunk_notes` answers like."""
+    removed = [c for c in hunk.removed if c.strip()]
+    added = [c for c in hunk.added if c.strip()]
+    moved = {c.strip() for c in removed} & {c.strip() for c in added}
+    yield from _notes_of(hunk, removed, added, moved)
+
+
+def _notes_of(
+    hunk: Hunk,
+    removed: list[str],
+    added: list[str],
+    moved: set[str],
+    *,
+    reordered: bool = True,
+    condition: bool = True,
+    raises: bool = True,
+    asserts: bool = True,
+    decorators: bool = True,
+    kwargs: bool = True,
+    todo: bool = True,
+    wrapped: bool = True,
+) -> Iterator[StructureNote]:
+    symbol = hunk.scope
+    reorder = _reordered(hunk, moved) if reordered else None
+    if reorder is not None:
+        yield StructureNote(hunk.file, symbol, "reordered", reorder)
+    if condition:
+        old_conditions = [
+            c.strip() for c in removed if _CONDITION.match(c) and c.strip() not in moved
+        ]
+        new_conditions = [
+            c.strip() for c in added if _CONDITION.match(c) and c.strip() not in moved
+        ]
+        if old_conditions and new_conditions:
+            yield StructureNote(
+                hunk.file, symbol, "condition",
+                (snip(old_conditions[0]), snip(new_conditions[0])),
+            )
+    if raises:
+        yield from _raise_notes(hunk, removed, added, moved)
+    if asserts:
+        yield from _assert_notes(hunk, removed, added, moved)
+    if decorators:
+        yield from _decorator_notes(hunk, moved)
+    dropped = _dropped_kwargs(removed, added) if kwargs else []
+    if dropped:
+        yield StructureNote(hunk.file, symbol, "kwarg-removed", tuple(dropped[:3]))
+    for code in added if todo else ():
+        found = TODO.search(code)
+        if found:
+            yield StructureNote(
+                hunk.file, symbol, "todo", (snip(found.group(2) or found.group(1)),)
+            )
+            break
+    if wrapped:
+        yield from _wrapped(hunk, added)
+
+
+def _reordered(hunk: Hunk, moved: set[str]) -> tuple[str, str] | None:
+    """Two statements that swapped places: (now first, now second)."""
+    meaningful = {m for m in moved if len(m) >= 6 and m not in {"return", "pass", "else:"}}
+    if len(meaningful) < 2:
+        return None
+    old = _dedup([c.strip() for m, c in hunk.lines if m == "-" and c.strip() in meaningful])
+    new = _dedup([c.strip() for m, c in hunk.lines if m == "+" and c.strip() in meaningful])
+    position = {code: i for i, code in enumerate(old)}
+    for i, first in enumerate(new):
+        for second in new[i + 1 :]:
+            if position.get(first, -1) > position.get(second, -1) >= 0:
+                return snip(first), snip(second)
+    return None
+
+
+def _raise_notes(
+    hunk: Hunk, removed: list[str], added: list[str], moved: set[str]
+) -> Iterator[StructureNote]:
+    old = _names(RAISE, removed, moved)
+    new = _names(RAISE, added, moved)
+    if old and new and set(old) != set(new):
+        gone = [n for n in old if n not in new] or old
+        came = [n for n in new if n not in old] or new
+        yield StructureNote(hunk.file, hunk.scope, "raise-changed", (gone[0], came[0]))
+    elif new and not old:
+        yield StructureNote(hunk.file, hunk.scope, "raise-added", (new[0],))
+    elif old and not new:
+        yield StructureNote(hunk.file, hunk.scope, "raise-removed", (old[0],))
+
+
+def _assert_notes(
+    hunk: Hunk, removed: list[str], added: list[str], moved: set[str]
+) -> Iterator[StructureNote]:
+    old = [c.strip() for c in removed if ASSERT.match(c) and c.strip() not in moved]
+    new = [c.strip() for c in added if ASSERT.match(c) and c.strip() not in moved]
+    if is_test_file(hunk.file):
+        return  # a test's asserts are its checks, not a relaxed invariant
+    if old and new:
+        yield StructureNote(hunk.file, hunk.scope, "assert-changed", (snip(old[0]), snip(new[0])))
+    elif new:
+        yield StructureNote(hunk.file, hunk.scope, "assert-added", (snip(new[0]),))
+    elif old:
+        yield StructureNote(hunk.file, hunk.scope, "assert-removed", (snip(old[0]),))
+
+
+def _decorator_notes(hunk: Hunk, moved: set[str]) -> Iterator[StructureNote]:
+    return decorations(hunk.file, hunk.scope, hunk.decorator_lines(), moved)
+
+
+def hunk_notes(hunk: Hunk, below: int = SHOWN_ALL) -> Iterator[StructureNote]:
+    """`all_hunk_notes` of the kinds ranked before `below`."""
+    notes = _asked_notes(hunk, below)
+    return notes if below == SHOWN_ALL else (n for n in notes if RANK[n.kind] < below)
+
+
+def _asked_notes(hunk: Hunk, below: int) -> Iterator[StructureNote]:
+    """`all_hunk_notes`, asking only the questions the hunk's text can answer yes to,
+    and of those only the ones that may find a kind ranked before `below`.
+
+    A 3,000-file PR has thousands of hunks and most yield nothing: each kind of note
+    needs a word (`if`, `raise`, `assert`, `@`, `=`, `#`, `(`) in the lines it reads,
+    so one substring test over those lines skips the kind's regexes when the word is
+    absent. Skipping a question that finds nothing leaves the notes and their order
+    as they were (tests/core/rules/test_engine_equivalence.py)."""
+    if not hunk.removed and not hunk.added:
+        return  # context only: every kind needs a changed line
+    removed = [c for c in hunk.removed if c.strip()]
+    added = [c for c in hunk.added if c.strip()]
+    old_text = "\n".join(removed)
+    new_text = "\n".join(added)
+    # A line in both is in the added text: most hunks build no sets.
+    old_lines = [c.strip() for c in removed] if added else []
+    moved: set[str] = (
+        set(old_lines) & {c.strip() for c in added}
+        if any(line in new_text for line in old_lines)
+        else set()
+    )
+    yield from _notes_of(
+        hunk,
+        removed,
+        added,
+        moved,
+        reordered=len(moved) >= 2 and RANK["reordered"] < below,
+        condition=("if" in old_text or "while" in old_text)
+        and ("if" in new_text or "while" in new_text)
+        and RANK["condition"] < below,
+        raises=("raise" in old_text or "raise" in new_text) and RANK["raise-changed"] < below,
+        asserts=("assert" in old_text or "assert" in new_text)
+        and RANK["assert-changed"] < below,
+        # The changed lines among `hunk.lines` are `hunk.removed` and `hunk.added`.
+        decorators=("@" in old_text or "@" in new_text) and RANK["decorator-added"] < below,
+        kwargs=bool(added) and "=" in old_text and RANK["kwarg-removed"] < below,
+        todo="#" in new_text
+        and ("TODO" in new_text or "FIXME" in new_text or "XXX" in new_text)
+        and RANK["todo"] < below,
+        wrapped="(" in new_text
+        and _MAY_WRAP.search(new_text) is not None
+        and RANK["wrapped"] < below,
+    )
+
+
+def _dropped_kwargs(removed: list[str], added: list[str]) -> list[str]:
+    """Keyword arguments that removed lines passed and their replacements no longer do."""
+    if not added or not removed:
+        return []
+    old = _kwargs(removed)
+    new = set(_kwargs(added))
+    return [name for name in old if name not in new]
+
+
+def _kwargs(lines: list[str]) -> list[str]:
+    found: list[str] = []
+    for code in lines:
+        stripped = code.strip()
+        is_call = "(" in stripped and not stripped.startswith(("#", "def ", "async def ", "class "))
+        # A line inside a multi-line call: "    layer_name=name,".
+        if not is_call and (not stripped.endswith(",") or "=" not in stripped):
+            continue
+        for match in _KWARG.finditer(stripped.split("#", 1)[0]):
+            before = stripped[: match.start()].rstrip()
+            # "x = 1" is an assignment; "f(x=1" and "    x=1," inside a call are keywords.
+            if before == "" and not stripped.endswith(","):
+                continue
+            if match.group(1) not in found:
+                found.append(match.group(1))
+    return found
+
+
+def _wrapped(hunk: Hunk, added: list[str]) -> Iterator[StructureNote]:
+    """`allow_in_graph(fn)` at module level: `fn` is handed to a wrapper by call, not @."""
+    defined: set[str] | None = None  # read only when a line looks like such a call
+    for code in added:
+        call = wrap_call(code)
+        if call is None:
+            continue
+        if defined is None:
+            defined = {m.group(1) for m in (DEF.match(c) for c in added) if m} | {hunk.scope}
+        if call.group(3) in defined:
+            yield wrapped_note(hunk.file, call)
+            return
+
+
+def _names(pattern: re.Pattern[str], lines: list[str], moved: set[str]) -> list[str]:
+    found: list[str] = []
+    for code in lines:
+        if code.strip() in moved:
+            continue
+        match = pattern.match(code)
+        if match and match.group(1) not in found:
+            found.append(match.group(1))
+    return found
+
+
+def _dedup(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,206 @@
+"""Digest -> the sticky comment's Markdown, always within GitHub's size limit.
+
+The comment adds what the PR description lacks (who should read it, where to look,
+what is still open); it never restates the PR. Every PR-derived string goes through
+`escape_text`/`escape_code`, every catalogue or rule string through
+`sanitize_trusted`, so the only HTML comment in the output is the marker.
+
+This module owns the marker, the head and footer, and the budget: it walks a ladder
+of ever less detail until the sections (bot/core/render/sections.py) fit, then drops
+whole sections before cutting any line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from itertools import chain
+
+from bot.core.findings import Digest
+from bot.core.render.escape import sanitize_trusted
+from bot.core.render.i18n import t
+from bot.core.render.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
+from bot.core.render.repo_context import repo_context_lines
+from bot.core.render.sections import (
+    Detail,
+    area_checklist_lines,
+    ci_lines,
+    item_id,
+    note_lines,
+    risk_lines,
+    routing_lines,
+    start_lines,
+    ticked_ids,
+    titled,
+    trace_lines,
+    who_lines,
+)
+from bot.core.render.specific import check_lines, link_lines
+from bot.core.vocabulary import Lang
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MIN_BUDGET",
+    "digest_marker",
+    "item_id",
+    "render_digest",
+    "risk_level",
+    "ticked_ids",
+]
+
+# GitHub rejects comment bodies over 65,536 characters (422); keep headroom.
+DEFAULT_BUDGET = 60_000
+MIN_BUDGET = 2_000
+_RULES_FORBIDDEN = re.compile(r"[^0-9A-Za-z._+]")
+_SEVERITY_RANK: dict[str, int] = {"low": 1, "medium": 2, "high": 3}
+_RISK_LEVEL: dict[int, RiskLevel] = {0: "none", 1: "low", 2: "medium", 3: "high"}
+
+_LADDER: tuple[Detail, ...] = (
+    Detail(),
+    Detail(evidence_max=3, symbols_per_file=12),
+    Detail(evidence_max=3, symbol_counts=True),
+    Detail(evidence_max=3, symbol_counts=True, trace="fired"),
+    Detail(evidence_max=3, symbol_counts=True, trace="fired", files_max=200),
+    Detail(evidence_max=1, symbol_counts=True, trace="fired", files_max=50),
+    Detail(evidence_max=1, symbol_counts=True, trace="none", files_max=10),
+)
+# Last resort, lowest value first: whole sections go before any line is cut.
+_DROP_ORDER = (
+    "trace", "links", "context", "checklist", "routing", "start", "footer", "notes", "check",
+    "who",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Section:
+    key: str
+    lines: tuple[str, ...]
+
+
+def risk_level(digest: Digest) -> RiskLevel:
+    return _RISK_LEVEL[max((_SEVERITY_RANK[r.severity] for r in digest.risks), default=0)]
+
+
+def digest_marker(digest: Digest) -> Marker:
+    """The marker for this digest; odd SHAs or rules versions are normalized, never fatal."""
+    sha = digest.head_sha.lower()
+    if not re.fullmatch(SHA_PATTERN, sha):
+        sha = ""
+    rules = _RULES_FORBIDDEN.sub("", digest.rules_version)[:64] or "unknown"
+    return Marker(
+        head_sha=sha,
+        rules_version=rules,
+        lang=digest.lang,
+        verdict=digest.verdict,
+        risk_level=risk_level(digest),
+        explain=digest.explain,
+        muted=digest.muted,
+        routed=digest.routed,
+        owned_labels=digest.owned_labels,
+    )
+
+
+def render_digest(
+    digest: Digest, *, ticked: frozenset[str] = frozenset(), budget: int = DEFAULT_BUDGET
+) -> str:
+    """The whole comment body, at most `budget` characters whatever the digest holds."""
+    if budget < MIN_BUDGET:
+        raise ValueError(f"budget must be at least {MIN_BUDGET} characters")
+    if digest.verdict == "quiet":
+        quiet = _materialize([("head", _head(digest)), ("footer", _footer(digest))], None)
+        return _fit(quiet or [], budget, digest.lang)
+    for detail in _LADDER[:-1]:
+        # Abandon a level as soon as it overflows: a 3,000-file digest at full
+        # detail would otherwise escape megabytes of text only to throw it away.
+        sections = _materialize(_parts(digest, ticked, replace(detail, max_chars=budget)), budget)
+        if sections is not None:
+            text = _join(sections)
+            if len(text) <= budget:
+                return text
+    last = _materialize(_parts(digest, ticked, replace(_LADDER[-1], max_chars=budget)), None)
+    return _fit(last or [], budget, digest.lang)
+
+
+def _materialize(
+    parts: Iterable[tuple[str, Iterator[str]]], budget: int | None
+) -> list[_Section] | None:
+    """Draw the lines of each section; None once they exceed `budget`."""
+    sections: list[_Section] = []
+    used = 0
+    for key, lines in parts:
+        kept: list[str] = []
+        for line in lines:
+            used += len(line) + 1
+            if budget is not None and used > budget + 2:
+                return None
+            kept.append(line)
+        used += 1 if kept else 0
+        sections.append(_Section(key, tuple(kept)))
+    return sections
+
+
+def _join(sections: Iterable[_Section]) -> str:
+    return "\n\n".join("\n".join(s.lines) for s in sections if s.lines)
+
+
+def _fit(sections: list[_Section], budget: int, lang: Lang) -> str:
+    text = _join(sections)
+    if len(text) <= budget:
+        return text
+    notice = f"_{sanitize_trusted(t(lang, 'render.truncated'))}_"
+    room = budget - len(notice) - 2
+    for key in _DROP_ORDER:
+        sections = [s for s in sections if s.key != key]
+        text = _join(sections)
+        if len(text) <= room:
+            return text + "\n\n" + notice
+    # Only the head and the risk checklist are left, neither holds a multi-line
+    # construct, so cutting between lines cannot leave a tag or the marker open.
+    kept: list[str] = []
+    used = 0
+    for line in text.split("\n"):
+        if used + len(line) + 1 > room:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join(kept).rstrip() + "\n\n" + notice
+
+
+def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str, Iterator[str]]]:
+    lang = digest.lang
+    return [
+        ("head", _head(digest)),
+        ("who", titled("who", lang, who_lines(digest))),
+        ("check", titled("check", lang, chain(check_lines(digest), ci_lines(digest)))),
+        ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
+        ("start", titled("start", lang, start_lines(digest, d))),
+        ("context", titled("context", lang, repo_context_lines(digest))),
+        ("links", titled("links", lang, link_lines(digest))),
+        ("routing", titled("routing", lang, routing_lines(digest))),
+        ("checklist", area_checklist_lines(digest, ticked, d)),
+        ("trace", trace_lines(digest, d)),
+        ("notes", titled("notes", lang, note_lines(digest, d))),
+        ("footer", _footer(digest)),
+    ]
+
+
+def _head(digest: Digest) -> Iterator[str]:
+    lang = digest.lang
+    headline = t(lang, f"render.verdict.{digest.verdict}")
+    if digest.verdict != "quiet":
+        minutes = t(lang, "render.minutes", minutes=max(1, digest.reading_minutes))
+        headline = f"{headline} · {minutes}"
+    reason = digest.verdict_reason or (
+        t(lang, "render.quiet_reason") if digest.verdict == "quiet" else ""
+    )
+    yield render_marker(digest_marker(digest))
+    yield f"### {sanitize_trusted(headline, 120)}"
+    if reason:
+        yield sanitize_trusted(reason, 300)
+
+
+def _footer(digest: Digest) -> Iterator[str]:
+    sha = digest_marker(digest).head_sha[:7]
+    text = t(digest.lang, "render.footer", sha=f"`{sha}`" if sha else "—")
+    yield f"<sub>{sanitize_trusted(text, 300)}</sub>"

@@ -1,0 +1,484 @@
+"""The one string catalogue (English and Chinese). Code refers to keys, never to prose.
+
+Sections are grouped by the module that uses them; keep every key in both languages
+(a test checks that). Parameters use str.format names: "{minutes}".
+"""
+
+from __future__ import annotations
+
+from bot.core.render.zh_text import full_width, space_mixed
+from bot.core.vocabulary import Lang
+
+CATALOGUE: dict[str, dict[Lang, str]] = {
+    # --- digest assembly (bot/core/digest.py, bot/handlers/) ----------------
+    "note.files_truncated": {
+        "en": "GitHub lists only {listed:,} of this PR's {total:,} changed files; the digest "
+        "reads those.",
+        "zh": "GitHub 只列出了本 PR {total:,} 个改动文件中的 {listed:,} 个;摘要仅基于这些文件。",
+    },
+    "note.no_files": {
+        "en": "No file list was available; areas come from the title, body and labels only.",
+        "zh": "没有拿到文件列表;领域仅根据标题、正文和标签判断。",
+    },
+    "note.text_scan_partial": {
+        "en": "The title and description are too costly to scan with every rule pattern: "
+        "some rules did not look at them.",
+        "zh": "标题和描述用全部规则模式扫描的代价过高:部分规则没有检查它们。",
+    },
+    "note.added_scan_partial": {
+        "en": "The added lines are too large to scan in full: rules that look at them saw "
+        "only part of the diff.",
+        "zh": "新增代码行过多,无法全部扫描:检查新增行的规则只看到了部分 diff。",
+    },
+    "note.repo_config_invalid": {
+        "en": "The repository's pr-digest config is invalid, so the bundled rules were used: "
+        "{problem}",
+        "zh": "仓库中的 pr-digest 配置无效,已改用内置规则:{problem}",
+    },
+    # --- verdicts (bot/core/judging/verdict.py) -------------------------------------
+    "verdict.reason.area": {
+        "en": "{criticality} {area} change, {size}{kind}{risks}",
+        "zh": "{criticality}的{area}改动,{size}{kind}{risks}",
+    },
+    "verdict.reason.quiet": {
+        "en": "Only {areas} changes, {size}{risks}",
+        "zh": "仅涉及{areas},{size}{risks}",
+    },
+    "verdict.reason.no-areas": {
+        "en": "No area rule matched, {size}{risks}",
+        "zh": "没有匹配到任何领域规则,{size}{risks}",
+    },
+    "verdict.criticality.low": {"en": "Low-criticality", "zh": "低关键度"},
+    "verdict.criticality.medium": {"en": "Medium-criticality", "zh": "中关键度"},
+    "verdict.criticality.high": {"en": "High-criticality", "zh": "高关键度"},
+    "verdict.criticality.critical": {"en": "Critical", "zh": "极高关键度"},
+    "verdict.more-areas": {"en": " (+{count} more)", "zh": "(另有 {count} 个领域)"},
+    "verdict.size.one": {
+        "en": "+{additions}/−{deletions} in {files} file",
+        "zh": "{files} 个文件 +{additions}/−{deletions}",
+    },
+    "verdict.size.many": {
+        "en": "+{additions}/−{deletions} in {files} files",
+        "zh": "{files} 个文件 +{additions}/−{deletions}",
+    },
+    "verdict.size-unknown.none": {"en": "size unknown", "zh": "改动规模未知"},
+    "verdict.size-unknown.one": {
+        "en": "1 file of unknown size",
+        "zh": "1 个文件(改动行数未知)",
+    },
+    "verdict.size-unknown.many": {
+        "en": "{files} files of unknown size",
+        "zh": "{files} 个文件(改动行数未知)",
+    },
+    "verdict.kind.tests": {"en": ", tests only", "zh": ",仅测试"},
+    "verdict.kind.new": {"en": ", all new files", "zh": ",全部为新文件"},
+    "verdict.kind.removal": {"en": ", mostly deletions", "zh": ",以删除为主"},
+    "verdict.risks.high": {
+        "en": ", with open high-severity risks",
+        "zh": ",存在未解决的高风险项",
+    },
+    "verdict.risks.open": {"en": ", with {count} open risks", "zh": ",有 {count} 个待解决风险项"},
+    "verdict.risks.open.one": {"en": ", with 1 open risk", "zh": ",有 1 个待解决风险项"},
+    # --- risks (bot/core/judging/risks.py) ------------------------------------------
+    "risk.missing-gpu-eval": {
+        "en": "Numerics-sensitive change ({areas}) with no GPU accuracy evaluation in the "
+        "description: post lm_eval (e.g. gsm8k) before/after on the target hardware.",
+        "zh": "该改动可能影响数值结果({areas}),但描述中没有 GPU 精度评测:请贴出目标硬件上"
+        "改动前后的 lm_eval(如 gsm8k)结果。",
+    },
+    "risk.missing-gpu-eval.no-evidence": {
+        "en": "no accuracy/benchmark results in the body",
+        "zh": "正文中没有精度或基准测试结果",
+    },
+    "risk.kernels": {"en": "kernels/quantization", "zh": "内核/量化"},
+    "risk.missing-test-results": {
+        "en": "No test results in the description: paste the output of the test plan "
+        "(or link the CI run on this head commit).",
+        "zh": "描述中没有测试结果:请贴出测试计划的运行输出(或当前 head 提交的 CI 运行链接)。",
+    },
+    "risk.missing-test-results.empty-body": {"en": "empty description", "zh": "描述为空"},
+    "risk.missing-test-results.empty-section": {
+        "en": "empty Test Result section",
+        "zh": "Test Result 部分为空",
+    },
+    "risk.missing-test-results.no-result-section": {
+        "en": "no Test Result section",
+        "zh": "没有 Test Result 部分",
+    },
+    "risk.missing-test-results.no-sections": {
+        "en": "no Test Plan or Test Result section",
+        "zh": "没有 Test Plan 或 Test Result 部分",
+    },
+    "risk.missing-tests": {
+        "en": "{count} source files changed without any test change: add a regression test "
+        "that fails before the fix, in the Buildkite area that covers it.",
+        "zh": "改动了 {count} 个源文件却没有改动任何测试:请补充一个修复前会失败的回归测试,"
+        "并放在覆盖它的 Buildkite 测试区域中。",
+    },
+    "risk.missing-tests.one": {
+        "en": "1 source file changed without any test change: add a regression test "
+        "that fails before the fix, in the Buildkite area that covers it.",
+        "zh": "改动了 1 个源文件却没有改动任何测试:请补充一个修复前会失败的回归测试,"
+        "并放在覆盖它的 Buildkite 测试区域中。",
+    },
+    "risk.release-branch": {
+        "en": "Release-branch change ({reason}): re-run the equivalent gates on the release "
+        "branch, not only on main.",
+        "zh": "发布分支改动({reason}):请在发布分支上重新运行对应的 CI 关卡,而不仅是 main。",
+    },
+    "risk.large-diff": {
+        "en": "Large change: +{additions}/−{deletions} in {files} files; consider splitting it, "
+        "or read it in the order of the symbols below.",
+        "zh": "改动较大:{files} 个文件 +{additions}/−{deletions};可考虑拆分,或按下方符号顺序阅读。",
+    },
+    "risk.large-diff.truncated": {
+        "en": "Very large change: GitHub lists only {listed} of {files} files "
+        "(+{additions}/−{deletions}); the digest saw a partial list.",
+        "zh": "改动非常大:GitHub 只列出了 {files} 个文件中的 {listed} 个"
+        "(+{additions}/−{deletions});摘要只看到了部分文件。",
+    },
+    "risk.new-model-checklist": {
+        "en": "New model without the full checklist: {missing} must change in the same PR.",
+        "zh": "新模型缺少完整清单:{missing} 需要在同一个 PR 中更新。",
+    },
+    "risk.perf-claim-without-numbers": {
+        "en": "Performance claim without numbers: add a before/after benchmark naming the "
+        "model, GPU, batch size and max_model_len.",
+        "zh": "有性能提升的说法但没有数据:请补充改动前后的基准测试,注明模型、GPU、批大小和 "
+        "max_model_len。",
+    },
+    "risk.hardware-unverified": {
+        "en": "{platforms} code changed, but the description reports no run on that hardware.",
+        "zh": "改动了 {platforms} 相关代码,但描述中没有在该硬件上运行的记录。",
+    },
+    "risk.hardware-unverified.unnamed": {
+        "en": "no {platform} hardware named in the description",
+        "zh": "描述中没有提到任何 {platform} 硬件",
+    },
+    # --- rendering (bot/core/render/comment.py) -------------------------------------
+    "render.verdict.deep-read": {"en": "🔎 Deep read", "zh": "🔎 需要精读"},
+    "render.verdict.read": {"en": "📖 Read", "zh": "📖 值得一读"},
+    "render.verdict.skim": {"en": "👀 Skim", "zh": "👀 浏览即可"},
+    "render.verdict.quiet": {
+        "en": "💤 Nothing for reviewers here",
+        "zh": "💤 评审者无需关注",
+    },
+    "render.minutes": {"en": "~{minutes} min", "zh": "约 {minutes} 分钟"},
+    "render.who": {"en": "Who should read it", "zh": "谁应该读"},
+    "render.files_count": {"en": "{count:,} files", "zh": "{count:,} 个文件"},
+    "render.files_count.one": {"en": "1 file", "zh": "1 个文件"},
+    "render.check": {"en": "What to check", "zh": "需要核实的内容"},
+    "render.links": {"en": "Linked work", "zh": "关联工作"},
+    "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
+    "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},
+    "render.list_sep": {"en": " · ", "zh": " · "},
+    "render.comma": {"en": ", ", "zh": "、"},
+    "render.paren": {"en": " ({text})", "zh": "（{text}）"},
+    "trace.files": {"en": "{count:,} files", "zh": "{count:,} 个文件"},
+    "trace.files.one": {"en": "1 file", "zh": "1 个文件"},
+    "render.symbol.mentioned": {"en": "named in the description", "zh": "描述中提到"},
+    # --- the patch read structurally (bot/core/reading/structure/read.py) ------------------
+    "structure.reordered": {
+        "en": "{symbol}: {a} now runs before {b}",
+        "zh": "{symbol}：{a} 现在先于 {b} 执行",
+    },
+    "structure.condition": {
+        "en": "{symbol}: condition changed from {a} to {b}",
+        "zh": "{symbol}：条件由 {a} 改为 {b}",
+    },
+    "structure.raise-changed": {
+        "en": "{symbol}: raises {b} instead of {a}; check callers that catch {a}",
+        "zh": "{symbol}：改为抛出 {b}（原为 {a}）；请检查捕获 {a} 的调用方",
+    },
+    "structure.raise-added": {
+        "en": "{symbol}: now raises {a}; an explicit error where it used to continue?",
+        "zh": "{symbol}：新增抛出 {a}；原先是否会静默继续？",
+    },
+    "structure.raise-removed": {
+        "en": "{symbol}: no longer raises {a}; what happens in that case now?",
+        "zh": "{symbol}：不再抛出 {a}；这种情况现在如何处理？",
+    },
+    "structure.assert-changed": {
+        "en": "{symbol}: assertion changed from {a} to {b}",
+        "zh": "{symbol}：断言由 {a} 改为 {b}",
+    },
+    "structure.assert-added": {
+        "en": "{symbol}: new {a}; can callers reach it with valid input?",
+        "zh": "{symbol}：新增 {a}；合法输入会触发它吗？",
+    },
+    "structure.assert-removed": {
+        "en": "{symbol}: {a} removed; what guards that case now?",
+        "zh": "{symbol}：删除了 {a}；现在由什么保证这一点？",
+    },
+    "structure.decorator-added": {
+        "en": "{symbol}: decorator {a} added",
+        "zh": "{symbol}：新增装饰器 {a}",
+    },
+    "structure.decorator-removed": {
+        "en": "{symbol}: decorator {a} removed",
+        "zh": "{symbol}：移除了装饰器 {a}",
+    },
+    "structure.kwarg-removed": {
+        "en": "{symbol}: no longer passes {a}",
+        "zh": "{symbol}：不再传入关键字参数 {a}",
+    },
+    "structure.wrapped": {
+        "en": "{symbol} is passed to {a}",
+        "zh": "{symbol} 被传给 {a}",
+    },
+    "structure.todo": {
+        "en": "{symbol}: TODO left for later: {a}",
+        "zh": "{symbol}：留下了 TODO：{a}",
+    },
+    "structure.parametrize": {
+        "en": "{symbol}: {n}-case parametrize matrix ({shape})",
+        "zh": "{symbol}：参数化矩阵共 {n} 种组合（{shape}）",
+    },
+    "structure.parametrize.grew": {
+        "en": "{symbol}: parametrize cases {before} → {n}",
+        "zh": "{symbol}：参数化用例 {before} → {n} 个",
+    },
+    "structure.isolated": {
+        "en": "{symbol}: runs in its own process ({a})",
+        "zh": "{symbol}：在独立进程中运行（{a}）",
+    },
+    "value.change.field": {
+        "en": "{field} for {entity}: {before} → {after}; check deployed configs",
+        "zh": "{entity} 的 {field}：{before} → {after}；请检查已部署的配置",
+    },
+    "value.change": {
+        "en": "{entity}: {before} → {after}; check deployed configs",
+        "zh": "{entity}：{before} → {after}；请检查已部署的配置",
+    },
+    # --- linked work (bot/core/reading/links.py) --------------------------------------
+    "link.supersedes": {"en": "supersedes", "zh": "取代"},
+    "link.follow-up": {"en": "follow-up to", "zh": "后续工作，承接"},
+    "link.part-of": {"en": "part of", "zh": "属于"},
+    "link.depends-on": {"en": "depends on", "zh": "依赖"},
+    "link.reverts": {"en": "reverts", "zh": "回滚"},
+    "link.fixes": {"en": "fixes", "zh": "修复"},
+    "link.related": {"en": "see", "zh": "参见"},
+    "render.ci": {"en": "CI to run", "zh": "需运行的 CI"},
+    "render.start": {"en": "Where to start", "zh": "从哪里读起"},
+    "render.symbol.added": {"en": "new", "zh": "新增"},
+    "render.symbol.removed": {"en": "removed", "zh": "删除"},
+    "render.symbols_count": {"en": "{count:,} symbols", "zh": "{count:,} 个符号"},
+    "render.symbols_count.one": {"en": "1 symbol", "zh": "1 个符号"},
+    "render.removed_files": {"en": "Removed files", "zh": "删除的文件"},
+    "render.more": {"en": "+{count:,} more", "zh": "另有 {count:,} 项"},
+    "render.more_files": {"en": "and {count:,} more files", "zh": "另有 {count:,} 个文件"},
+    "render.more_files.one": {"en": "and 1 more file", "zh": "另有 1 个文件"},
+    "render.colon": {"en": ": ", "zh": "："},
+    "render.risks": {"en": "Risk checklist", "zh": "风险清单"},
+    "render.area_checklist": {
+        "en": "Area checklist ({count:,} items)",
+        "zh": "领域检查清单({count:,} 项)",
+    },
+    "render.area_checklist.one": {"en": "Area checklist (1 item)", "zh": "领域检查清单(1 项)"},
+    "render.severity.high": {"en": "🔴", "zh": "🔴"},
+    "render.severity.medium": {"en": "🟠", "zh": "🟠"},
+    "render.severity.low": {"en": "🟡", "zh": "🟡"},
+    "render.routing": {"en": "Routing", "zh": "路由"},
+    "render.suggested_users": {"en": "Suggested reviewers", "zh": "建议评审者"},
+    "render.suggested_teams": {"en": "Suggested teams", "zh": "建议团队"},
+    "render.labels": {"en": "Labels", "zh": "标签"},
+    "render.requested": {"en": "Requested", "zh": "已请求评审"},
+    "render.skipped": {"en": "Skipped", "zh": "已跳过"},
+    "render.explain": {
+        "en": "Why: {fired} of {total} rules fired",
+        "zh": "依据：{total} 条规则中 {fired} 条命中",
+    },
+    "render.fired": {"en": "fired", "zh": "命中"},
+    "render.nothing_matched": {"en": "nothing matched", "zh": "没有任何匹配"},
+    "render.near_miss": {"en": "near miss", "zh": "差一点命中"},
+    "render.trace_trimmed": {
+        "en": "Trace shortened to fit GitHub's comment limit; `/digest explain` shows the rules.",
+        "zh": "为符合 GitHub 评论长度上限，依据已精简；`/digest explain` 可查看规则。",
+    },
+    "render.trace_omitted": {
+        "en": "Trace omitted to fit GitHub's comment limit.",
+        "zh": "为符合 GitHub 评论长度上限，已省略依据。",
+    },
+    "render.truncated": {
+        "en": "Shortened to fit GitHub's comment limit.",
+        "zh": "为符合 GitHub 评论长度上限，内容已截断。",
+    },
+    "render.notes": {"en": "Notes", "zh": "说明"},
+    "render.footer": {
+        "en": "pr-digest for {sha} · `/digest` refreshes · `/digest explain` shows why",
+        "zh": "pr-digest 针对 {sha} · `/digest` 刷新 · `/digest explain` 查看依据",
+    },
+    "render.quiet_reason": {
+        "en": "No area that needs a reviewer's attention matched this PR.",
+        "zh": "此 PR 未命中任何需要评审者关注的领域。",
+    },
+    "render.evidence.path": {"en": "file", "zh": "文件"},
+    "render.evidence.label": {"en": "label", "zh": "标签"},
+    "render.evidence.title": {"en": "title", "zh": "标题"},
+    "render.evidence.body": {"en": "description", "zh": "描述"},
+    "render.evidence.added": {"en": "added line", "zh": "新增行"},
+    "render.evidence.base": {"en": "base branch", "zh": "目标分支"},
+    "render.evidence.author": {"en": "author", "zh": "作者"},
+    "render.evidence.size": {"en": "size", "zh": "规模"},
+    "render.evidence.mention": {"en": "named in the description", "zh": "描述中提到"},
+    # --- commands and routing (bot/core/commands/parse.py, bot/core/routing.py) ----
+    "commands.help.column.command": {"en": "Command", "zh": "命令"},
+    "commands.help.column.summary": {"en": "What it does", "zh": "作用"},
+    "commands.help.column.who": {"en": "Who may use it", "zh": "谁可以使用"},
+    "commands.who.anyone-with-write": {
+        "en": "maintainers (write access) and trusted users",
+        "zh": "维护者（有写权限）和受信任用户",
+    },
+    "commands.who.author-or-write": {
+        "en": "the PR author, maintainers (write access) and trusted users",
+        "zh": "PR 作者、维护者（有写权限）和受信任用户",
+    },
+    "commands.summary.refresh": {
+        "en": "Recompute the digest now",
+        "zh": "立即重新生成摘要",
+    },
+    "commands.summary.explain": {
+        "en": "Show which rule fired on which file, label or phrase",
+        "zh": "显示哪条规则因哪个文件、标签或短语而触发",
+    },
+    "commands.summary.en": {"en": "Write the digest in English", "zh": "用英文撰写摘要"},
+    "commands.summary.zh": {"en": "Write the digest in Chinese", "zh": "用中文撰写摘要"},
+    "commands.summary.route": {
+        "en": "Request reviews from the pools of the PR's labels",
+        "zh": "按 PR 标签从对应的评审人池中请求评审",
+    },
+    "commands.summary.mute": {
+        "en": "Stop updating the digest on this PR",
+        "zh": "停止在此 PR 上更新摘要",
+    },
+    "commands.summary.unmute": {
+        "en": "Resume updating the digest on this PR",
+        "zh": "恢复在此 PR 上更新摘要",
+    },
+    "commands.summary.help": {"en": "Show this table", "zh": "显示此表"},
+    "commands.refused.bot": {
+        "en": "Commands from bot accounts are ignored.",
+        "zh": "机器人账号的命令会被忽略。",
+    },
+    "commands.refused.unknown": {
+        "en": "Unknown command {command}; see `/digest help`.",
+        "zh": "未知命令 {command}；请查看 `/digest help`。",
+    },
+    "commands.refused.write-only": {
+        "en": "{command} needs write access; ask a maintainer to run it.",
+        "zh": "{command} 需要写权限；请让维护者来执行。",
+    },
+    "commands.refused.author-or-write": {
+        "en": "{command} is for the PR author and maintainers; ask a maintainer to run it.",
+        "zh": "{command} 仅限 PR 作者和维护者使用；请让维护者来执行。",
+    },
+    "commands.refused.rate-limited": {
+        "en": "Too many `/digest` commands on this PR; try again in a minute.",
+        "zh": "此 PR 上的 `/digest` 命令过多；请一分钟后再试。",
+    },
+    "routing.skipped.author": {"en": "PR author", "zh": "PR 作者"},
+    "routing.skipped.away": {"en": "away", "zh": "暂时不在"},
+    "routing.skipped.already-requested": {"en": "already requested", "zh": "已被请求评审"},
+    "routing.skipped.already-reviewed": {"en": "already reviewed", "zh": "已评审"},
+    "routing.skipped.removed-by-human": {
+        "en": "review request removed by a person",
+        "zh": "评审请求已被人工移除",
+    },
+    "routing.skipped.not-collaborator": {
+        "en": "not a collaborator on this repository",
+        "zh": "不是此仓库的协作者",
+    },
+    "routing.skipped.refused": {
+        "en": "GitHub refused the review request",
+        "zh": "GitHub 拒绝了评审请求",
+    },
+    "routing.skipped.cap-reached": {
+        "en": "reviewer cap for this PR reached",
+        "zh": "已达到此 PR 的评审人数上限",
+    },
+    # --- label view (bot/view/) ---------------------------------------------
+    "view.title": {"en": "{repo} · label view", "zh": "{repo} · 标签视图"},
+    "view.digest_title": {"en": "{repo}#{number} · digest", "zh": "{repo}#{number} · 摘要"},
+    "view.counts": {
+        "en": "Open PRs: {deep} deep-read · {read} read · {skim} skim · {quiet} quiet",
+        "zh": "未关闭的 PR:{deep} 需要精读 · {read} 值得一读 · {skim} 浏览即可 · {quiet} 无需关注",
+    },
+    "view.filter.label": {"en": "Label", "zh": "标签"},
+    "view.filter.verdict": {"en": "Verdict", "zh": "结论"},
+    "view.filter.all": {"en": "all", "zh": "全部"},
+    "view.group.unlabeled": {"en": "No label", "zh": "无标签"},
+    "view.group.quiet": {"en": "Quiet ({count})", "zh": "无需关注({count})"},
+    "view.group.merged": {"en": "Recently merged", "zh": "最近合并"},
+    "view.checks": {"en": "Check", "zh": "检查"},
+    "view.high_risks": {"en": "Open high risks", "zh": "未解决的高风险"},
+    "view.reviewers": {"en": "Suggested reviewers", "zh": "建议评审人"},
+    "view.draft": {"en": "draft", "zh": "草稿"},
+    "view.by": {"en": "by {author}", "zh": "作者 {author}"},
+    "view.updated": {"en": "updated {when}", "zh": "更新于 {when}"},
+    "view.merged_at": {"en": "merged {when}", "zh": "合并于 {when}"},
+    "view.switch_language": {"en": "中文", "zh": "English"},
+    "view.feed": {"en": "Atom feed", "zh": "Atom 订阅"},
+    "view.feed_label": {"en": "Atom feed of {label}", "zh": "{label} 的 Atom 订阅"},
+    "view.api": {"en": "JSON", "zh": "JSON"},
+    "view.back": {"en": "Back to the label view", "zh": "返回标签视图"},
+    "view.empty": {
+        "en": "No digest is stored for {repo} yet.",
+        "zh": "{repo} 还没有任何摘要。",
+    },
+    "view.empty.todo": {
+        "en": "Install the App on the repository (or send the service a pull_request "
+        "webhook): every digest a job converges is listed here within seconds.",
+        "zh": "在该仓库上安装此 App(或向服务发送 pull_request webhook):"
+        "每个任务生成的摘要会在几秒内出现在这里。",
+    },
+    "view.empty.filtered": {
+        "en": "No open PR matches these filters.",
+        "zh": "没有符合这些筛选条件的未关闭 PR。",
+    },
+    "view.empty.clear": {"en": "Show every label", "zh": "显示全部标签"},
+    "view.not_found": {"en": "Not found", "zh": "未找到"},
+    # --- the code around the change (bot/core/render/repo_context.py) -----------
+    "render.context": {"en": "Around the change", "zh": "改动周边的代码"},
+    "render.context.siblings": {
+        "en": "{changed} changed; look-alikes left untouched in {file}: {names} ({shape})",
+        "zh": "{changed} 有改动;{file} 中形态相同但未改动的:{names}({shape})",
+    },
+    "render.context.shape.prefix": {"en": "same prefix {value}", "zh": "同前缀 {value}"},
+    "render.context.shape.decorator": {"en": "same decorator {value}", "zh": "同装饰器 {value}"},
+    "render.context.shape.signature": {"en": "same signature {value}", "zh": "同签名 {value}"},
+    "render.context.overrides": {
+        "en": "{count} subclasses override {method}: {files}",
+        "zh": "{count} 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.one": {
+        "en": "1 subclass overrides {method}: {files}",
+        "zh": "1 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.tests": {
+        "en": "; this PR's tests name {named} of them",
+        "zh": ";本 PR 的测试提到其中 {named} 个",
+    },
+    "render.context.callers": {
+        "en": "{function} changed its signature: {count} call sites outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 {count} 处调用,位于 {files}",
+    },
+    "render.context.callers.one": {
+        "en": "{function} changed its signature: 1 call site outside this PR, in {files}",
+        "zh": "{function} 的签名有改动:本 PR 之外有 1 处调用,位于 {files}",
+    },
+}
+
+
+# Chinese entries are written naturally; punctuation is made full-width once here so
+# every sentence is consistent however it was typed.
+for _entry in CATALOGUE.values():
+    if "zh" in _entry:
+        _entry["zh"] = full_width(_entry["zh"])
+
+
+def t(lang: Lang, key: str, **params: object) -> str:
+    """The text for `key` in `lang` (English when a translation is missing)."""
+    entry = CATALOGUE[key]
+    text = entry.get(lang) or entry["en"]
+    text = text.format(**params) if params else text
+    return space_mixed(text) if lang == "zh" else text

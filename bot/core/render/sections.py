@@ -1,0 +1,331 @@
+"""The digest's body sections, one builder each: who, focus, risks, where to start, routing,
+trace, notes. Each yields Markdown lines at the level of detail it is given.
+
+How much detail fits, and what to drop when nothing does, is bot/core/render/comment.py's job;
+a builder only obeys its `Detail`.
+
+Checklist items carry their id as a small visible bold token (`- [ ] **id** · …`)
+instead of a hidden comment: ticks made in GitHub's UI are read back by id
+(`ticked_ids`) and survive every re-render. The id format lives here, next to the
+checklist that writes it and the reader, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from bot.core.findings import Digest
+from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
+from bot.core.render.i18n import t
+from bot.core.vocabulary import Evidence, Lang, Symbol, TraceEntry
+
+_ID_FORBIDDEN = re.compile(r"[^A-Za-z0-9._/-]")
+_TICKED_LINE = re.compile(r"^- \[[xX]\] \*\*([A-Za-z0-9._/-]{1,80})\*\* · ")
+
+TraceMode = Literal["full", "fired", "none"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Detail:
+    """How much to show; render.py's ladder lowers it step by step until the comment fits."""
+
+    evidence_max: int | None = None  # items per evidence list
+    symbols_per_file: int | None = None
+    symbol_counts: bool = False  # "`file` — 12 symbols" instead of the names
+    trace: TraceMode = "full"
+    files_max: int | None = None  # files listed in "Where to start"
+    # The comment's budget: a list longer than this cannot fit, so stop drawing it.
+    # render_digest always sets it.
+    max_chars: int | None = None
+
+
+def item_id(raw: str) -> str:
+    """A checklist id as it appears in the comment (and in `ticked_ids`)."""
+    return _ID_FORBIDDEN.sub("-", raw)[:80] or "item"
+
+
+def ticked_ids(body: str) -> frozenset[str]:
+    """Ids of the checklist items ticked in an existing comment body."""
+    found = (_TICKED_LINE.match(line) for line in body.splitlines())
+    return frozenset(m.group(1) for m in found if m is not None)
+
+
+def titled(key: str, lang: Lang, lines: Iterator[str]) -> Iterator[str]:
+    """The section's bold title, then its lines; nothing at all when it has none."""
+    first = next(lines, None)
+    if first is None:
+        return
+    yield f"**{t(lang, f'render.{key}')}**"
+    yield first
+    yield from lines
+
+
+def _count(lang: Lang, key: str, count: int) -> str:
+    return t(lang, f"{key}.one") if count == 1 else t(lang, key, count=count)
+
+
+def _label(lang: Lang, key: str) -> str:
+    """A list item's lead-in, e.g. "Labels: " (full-width colon in Chinese)."""
+    return t(lang, key) + t(lang, "render.colon")
+
+
+def _limited(
+    items: Sequence[T], show: Callable[[T], str], limit: int | None, d: Detail, lang: Lang
+) -> str:
+    """Up to `limit` items, then "+N more". Stops early past `d.max_chars`: such a
+    line cannot fit anyway, and the ladder's next level will set a limit."""
+    shown: list[str] = []
+    used = 0
+    for value in items if limit is None else items[:limit]:
+        if d.max_chars is not None and used > d.max_chars:
+            break
+        text = show(value)
+        shown.append(text)
+        used += len(text) + 2
+    text = t(lang, "render.comma").join(shown)
+    if len(shown) < len(items):
+        text += " " + t(lang, "render.more", count=len(items) - len(shown))
+    return text
+
+
+def who_lines(digest: Digest) -> Iterator[str]:
+    for area in digest.areas:
+        line = f"- **{sanitize_trusted(area.title, 120)}**"
+        if area.files:
+            count = _count(digest.lang, "render.files_count", len(area.files))
+            line += t(digest.lang, "render.paren", text=count)
+        if area.audience:
+            line += f" — {sanitize_trusted(area.audience, 200)}"
+        yield line
+
+
+def ci_path(name: str) -> str:
+    if "/" in name or name.endswith(".yaml"):
+        return escape_code(name, 120)
+    return escape_code(f".buildkite/test_areas/{name}.yaml", 120)
+
+
+def ci_lines(digest: Digest) -> Iterator[str]:
+    """One line: the Buildkite areas every matched area asks for."""
+    if digest.ci_areas:
+        comma = t(digest.lang, "render.comma")
+        yield f"- {_label(digest.lang, 'render.ci')}" + comma.join(map(ci_path, digest.ci_areas))
+
+
+def _item_line(ident: str, ticked: frozenset[str], text: str, tail: str) -> str:
+    box = "[x]" if ident in ticked else "[ ]"
+    return f"- {box} **{ident}** · {text}" + (f" — {tail}" if tail else "")
+
+
+def _evidence_code(snippet: str) -> str:
+    # Evidence is a file name (its end matters) or a phrase from the PR (its start does).
+    looks_like_path = "/" in snippet and " " not in snippet.strip()
+    return escape_code(snippet, 120, keep="tail" if looks_like_path else "head")
+
+
+# The visible checklist holds at most this many open risks: reviewer time is the cost
+# of every line. Low risks, the rest and the rules' generic per-area items go into one
+# collapsed "Area checklist".
+MAX_VISIBLE_RISKS = 5
+
+
+@dataclass(frozen=True)
+class _Item:
+    ident: str
+    text: str
+    tail: str
+
+
+def _checklist_items(digest: Digest, d: Detail) -> tuple[list[_Item], list[_Item]]:
+    """(visible risk items, collapsed items); each id once, risks first."""
+    lang = digest.lang
+    seen: set[str] = set()
+    visible: list[_Item] = []
+    collapsed: list[_Item] = []
+    for risk in digest.risks:
+        ident = item_id(risk.id)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        text = f"{t(lang, f'render.severity.{risk.severity}')} {sanitize_trusted(risk.text, 300)}"
+        evidence = _limited(risk.evidence, _evidence_code, d.evidence_max, d, lang)
+        item = _Item(ident, text, evidence)
+        if risk.severity != "low" and len(visible) < MAX_VISIBLE_RISKS:
+            visible.append(item)
+        else:
+            collapsed.append(item)
+    for area in digest.areas:
+        title = sanitize_trusted(area.title, 120)
+        for check in area.checklist:
+            ident = item_id(check.id)
+            if ident in seen:
+                continue
+            seen.add(ident)
+            collapsed.append(_Item(ident, sanitize_trusted(check.text, 300), title))
+    return visible, collapsed
+
+
+def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
+    visible, _ = _checklist_items(digest, d)
+    yield from (_item_line(i.ident, ticked, i.text, i.tail) for i in visible)
+
+
+def area_checklist_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
+    """The collapsed checklist: same item lines as the visible one, so ticks survive."""
+    _, collapsed = _checklist_items(digest, d)
+    if not collapsed:
+        return
+    summary = sanitize_trusted(_count(digest.lang, "render.area_checklist", len(collapsed)))
+    yield f"<details><summary>{summary}</summary>"
+    yield ""
+    yield from (_item_line(i.ident, ticked, i.text, i.tail) for i in collapsed)
+    yield ""
+    yield "</details>"
+
+
+def _symbol_line(
+    file: str, symbols: list[Symbol], lang: Lang, d: Detail, mentioned: Sequence[str] = ()
+) -> str:
+    head = f"- {escape_code(file, 160)}"
+    if not symbols and not mentioned:
+        return head
+    if d.symbol_counts:
+        return f"{head} — {_count(lang, 'render.symbols_count', len(symbols))}"
+    parts: list[str] = []
+    for change in ("modified", "added", "removed"):
+        names = [s.name for s in symbols if s.change == change]
+        if not names:
+            continue
+        text = _limited(names, _symbol_code, d.symbols_per_file, d, lang)
+        parts.append(
+            text if change == "modified" else _label(lang, f"render.symbol.{change}") + text
+        )
+    if mentioned:
+        # Names the author wrote that the patch uses here: the author's own pointers.
+        text = _limited(list(mentioned), _symbol_code, d.symbols_per_file, d, lang)
+        parts.append(_label(lang, "render.symbol.mentioned") + text)
+    return f"{head}{t(lang, 'render.colon')}" + " · ".join(parts)
+
+
+def _symbol_code(name: str) -> str:
+    return escape_code(name, 80)
+
+
+def _file_code(path: str) -> str:
+    return escape_code(path, 160)
+
+
+def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
+    lang = digest.lang
+    by_file: dict[str, list[Symbol]] = {}
+    for symbol in digest.symbols:
+        by_file.setdefault(symbol.file, []).append(symbol)
+    mentioned: dict[str, list[str]] = {}
+    for mention in digest.mentions:
+        names = mentioned.setdefault(mention.file, [])
+        if mention.kind == "symbol" and not mention.defined:
+            names.append(mention.name)
+    # Files the description points at (by path, or by a function defined there) first,
+    # then the rest of the patch, then (with no patch to read) the biggest source files.
+    pointed = [
+        m.file
+        for m in digest.mentions
+        if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
+    ]
+    files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
+    shown = files if d.files_max is None else files[: d.files_max]
+    yield from (
+        _symbol_line(f, by_file.get(f, []), lang, d, mentioned.get(f, ())) for f in shown
+    )
+    if len(shown) < len(files):
+        yield f"- … {_count(lang, 'render.more_files', len(files) - len(shown))}"
+    removed = digest.removed_files
+    if removed:
+        limit = d.files_max
+        listed = removed if limit is None else removed[:limit]
+        text = t(lang, "render.comma").join(_file_code(f) for f in listed)
+        if limit is not None and len(removed) > limit:
+            text += " " + _count(lang, "render.more_files", len(removed) - limit)
+        yield f"- {_label(lang, 'render.removed_files')}{text}"
+
+
+def routing_lines(digest: Digest) -> Iterator[str]:
+    lang = digest.lang
+
+    comma = t(lang, "render.comma")
+
+    def names(values: Iterable[str]) -> str:
+        return comma.join(escape_text(v, 80) for v in values)
+
+    if digest.reviewers.users:
+        yield f"- {_label(lang, 'render.suggested_users')}{names(digest.reviewers.users)}"
+    if digest.reviewers.teams:
+        yield f"- {_label(lang, 'render.suggested_teams')}{names(digest.reviewers.teams)}"
+    if digest.labels:
+        labels = comma.join(escape_code(label, 80) for label in digest.labels)
+        yield f"- {_label(lang, 'render.labels')}{labels}"
+    routing = digest.routing
+    if routing is None:
+        return
+    because = dict(routing.because)
+    requested = [
+        escape_text(who, 80) + (f" ({escape_code(because[who], 80)})" if who in because else "")
+        for who in (*routing.requested_users, *routing.requested_teams)
+    ]
+    if requested:
+        yield f"- {_label(lang, 'render.requested')}" + comma.join(requested)
+    if routing.skipped:
+        skipped = "; ".join(
+            f"{escape_text(who, 80)} — {sanitize_trusted(why, 160)}" for who, why in routing.skipped
+        )
+        yield f"- {_label(lang, 'render.skipped')}{skipped}"
+
+
+def _trace_line(entry: TraceEntry, lang: Lang, limit: int | None, d: Detail) -> str:
+    mark = "✅" if entry.fired else "▫️"
+    status = t(lang, "render.fired" if entry.fired else "render.near_miss")
+    line = f"- {mark} {escape_code(entry.rule, 80)} · {status}"
+    if entry.note:
+        line += f" — {sanitize_trusted(entry.note, 200)}"
+    elif not entry.fired and not entry.evidence:
+        line += f" — {t(lang, 'render.nothing_matched')}"
+    if entry.evidence:
+
+        def show(e: Evidence) -> str:
+            return f"{t(lang, f'render.evidence.{e.kind}')} {escape_code(e.subject, 120)}"
+
+        line += f" — {_limited(entry.evidence, show, limit, d, lang)}"
+    return line
+
+
+def trace_lines(digest: Digest, d: Detail) -> Iterator[str]:
+    if not digest.trace or d.trace == "none":
+        return
+    lang = digest.lang
+    limit = d.evidence_max if d.trace == "full" else 1
+    fired = sum(1 for e in digest.trace if e.fired)
+    summary = sanitize_trusted(t(lang, "render.explain", fired=fired, total=len(digest.trace)))
+    opening = "<details open>" if digest.explain else "<details>"
+    yield f"{opening}<summary>{summary}</summary>"
+    yield ""
+    for entry in digest.trace:
+        # Rules that saw nothing at all are noise unless a maintainer asked why.
+        near_miss = bool(entry.note or entry.evidence)
+        if entry.fired or (d.trace == "full" and (near_miss or digest.explain)):
+            yield _trace_line(entry, lang, limit, d)
+    yield ""
+    yield "</details>"
+
+
+def note_lines(digest: Digest, d: Detail) -> Iterator[str]:
+    lang = digest.lang
+    found = list(digest.notes)
+    if d.trace == "fired" and digest.trace:
+        found.append(t(lang, "render.trace_trimmed"))
+    elif d.trace == "none" and digest.trace:
+        found.append(t(lang, "render.trace_omitted"))
+    return (f"- {sanitize_trusted(n, 400)}" for n in found)

@@ -1,0 +1,132 @@
+"""The digest's PR-specific sections: what to check (the author's decisions, the patch's
+structure, values the description changes, and an area's standing question only when
+nothing specific was found for it) and the linked work.
+
+Everything here quotes the PR: quotes keep their inline code as code spans, every
+other character goes through `escape_text`, so a quote can neither mention, link nor
+open HTML. Phrasing comes from the catalogue (bot/core/render/i18n.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bot.core.findings import Digest
+from bot.core.reading.specifics import Decision, Link, StructureNote, ValueChange
+from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
+from bot.core.render.i18n import t
+from bot.core.vocabulary import Lang
+
+MAX_DECISIONS_SHOWN = 3
+MAX_STRUCTURE_SHOWN = 4
+MAX_VALUES_SHOWN = 2
+MAX_LINKS_SHOWN = 3
+MAX_TRIGGERED_SHOWN = 2  # per area: questions this PR's own content triggered
+_QUOTE_CHARS = 240
+
+
+def escape_quote(text: str, limit: int = _QUOTE_CHARS) -> str:
+    """The author's words with their `code` kept as code spans, everything else escaped."""
+    out: list[str] = []
+    used = 0
+    for index, segment in enumerate(text.split("`")):
+        if used >= limit:
+            break
+        room = limit - used
+        if index % 2:  # inside backticks
+            if segment:
+                out.append(escape_code(segment, min(room, 120), keep="head"))
+                used += len(segment)
+            continue
+        if not segment.strip():
+            out.append(" " if segment else "")
+            continue
+        lead = " " if segment[:1].isspace() and index else ""
+        trail = " " if segment[-1:].isspace() else ""
+        out.append(lead + escape_text(segment, room) + trail)
+        used += len(segment)
+    return "".join(out).strip()
+
+
+def _code(text: str, limit: int = 90) -> str:
+    return escape_code(text, limit, keep="head")
+
+
+def _subject(note: StructureNote) -> str:
+    return _code(note.symbol, 80) if note.symbol else escape_code(note.file, 100)
+
+
+def structure_line(note: StructureNote, lang: Lang) -> str:
+    details = [_code(d) for d in note.details]
+    subject = _subject(note)
+    if note.kind == "parametrize":
+        total, shape, before = (*note.details, "", "")[:3]
+        if before and before != total:
+            return t(lang, "structure.parametrize.grew", symbol=subject, before=before, n=total)
+        return t(lang, "structure.parametrize", symbol=subject, n=total, shape=shape)
+    if note.kind == "todo":
+        return t(lang, "structure.todo", symbol=subject, a=escape_text(note.details[0], 90))
+    a, b = (*details, "", "")[:2]
+    return t(lang, f"structure.{note.kind}", symbol=subject, a=a, b=b)
+
+
+def decision_line(decision: Decision, lang: Lang) -> str:
+    quote = t(lang, "render.quote", quote=escape_quote(decision.quote))
+    by = t(lang, "render.decision.by")
+    if decision.concerns and not decision.quote.startswith(f"`{decision.concerns}"):
+        head = _code(decision.concerns, 80) + t(lang, "render.colon")
+        return f"{head}{quote} {by}"
+    return f"{quote} {by}"
+
+
+def value_line(change: ValueChange, lang: Lang) -> str:
+    entity = escape_text(change.entity, 60)
+    before, after = escape_text(change.before, 40), escape_text(change.after, 40)
+    if change.field:
+        return t(
+            lang, "value.change.field", field=_code(change.field, 60), entity=entity,
+            before=before, after=after,
+        )  # fmt: skip
+    return t(lang, "value.change", entity=entity, before=before, after=after)
+
+
+def _specific_files(digest: Digest) -> set[str]:
+    files = {d.concerns_file for d in digest.decisions if d.concerns_file}
+    files.update(n.file for n in digest.structure)
+    return files
+
+
+def check_lines(digest: Digest) -> Iterator[str]:
+    """Decisions, structure, changed values; an area's question only when it has none."""
+    lang = digest.lang
+    for decision in digest.decisions[:MAX_DECISIONS_SHOWN]:
+        yield f"- {decision_line(decision, lang)}"
+    for note in digest.structure[:MAX_STRUCTURE_SHOWN]:
+        yield f"- {structure_line(note, lang)}"
+    for change in digest.value_changes[:MAX_VALUES_SHOWN]:
+        yield f"- {value_line(change, lang)}"
+    specific = _specific_files(digest)
+    for area in digest.areas:
+        # A question this PR's own content triggered is specific; a standing one is
+        # shown only when nothing else was found in the area's files, and only one.
+        triggered = area.focus_triggered[:MAX_TRIGGERED_SHOWN]
+        standing = () if specific & set(area.files) or triggered else area.focus[:1]
+        for question in (*triggered, *standing):
+            title = sanitize_trusted(area.title, 120)
+            yield f"- **{title}**{t(lang, 'render.colon')}{sanitize_trusted(question, 300)}"
+
+
+def _link_text(link: Link, lang: Lang) -> str:
+    ref = f"{link.repo}#{link.number}" if link.repo else f"#{link.number}"
+    text = f"{t(lang, f'link.{link.kind}')} {escape_text(ref, 120)}"
+    if link.title:
+        text += f" ({escape_text(link.title, 90)})"
+    return text
+
+
+def link_lines(digest: Digest) -> Iterator[str]:
+    links = digest.links[:MAX_LINKS_SHOWN]
+    if links:
+        yield "- " + t(digest.lang, "render.list_sep").join(
+            _link_text(link, digest.lang) for link in links
+        )

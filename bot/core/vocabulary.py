@@ -1,0 +1,112 @@
+"""The words every stage of the core shares: languages, verdicts, severities, the
+evidence a rule keeps, and the pieces a digest is made of (areas, risks, symbols,
+trace lines, reviewers, routing). The ground floor: it imports nothing of the core,
+so rules/, reading/ and judging/ never import back up to findings.py."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Lang = Literal["en", "zh"]
+LANGS: tuple[Lang, ...] = ("en", "zh")
+Verdict = Literal["deep-read", "read", "skim", "quiet"]
+VERDICTS: tuple[Verdict, ...] = ("deep-read", "read", "skim", "quiet")
+Severity = Literal["high", "medium", "low"]
+Criticality = Literal["low", "medium", "high", "critical"]
+EvidenceKind = Literal[
+    "path", "label", "title", "body", "added", "base", "author", "size", "mention"
+]
+
+
+class Evidence(BaseModel):
+    """Why something fired: which rule saw what (a file, a label, a phrase)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str  # rule id, e.g. "compile" or "compile/checklist/spawn"
+    kind: EvidenceKind
+    subject: str  # the file name, label, matched phrase or branch (untrusted: escape it)
+
+
+class ChecklistItem(BaseModel):
+    """A rule-supplied reminder. `id` is stable so a ticked box survives updates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str  # already localized; trusted (comes from rules/, not from the PR)
+
+
+class AreaMatch(BaseModel):
+    """One matched area rule and everything it contributes to the digest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str  # localized
+    audience: str  # localized: who should read it
+    criticality: Criticality
+    numerics: bool  # touching it can change model outputs -> GPU evaluation expected
+    files: tuple[str, ...] = ()  # the PR files this area claims
+    reasons: tuple[Evidence, ...] = ()
+    focus: tuple[str, ...] = ()  # localized focus questions that apply to this PR
+    # The subset of `focus` whose `when` condition fired on this PR's own content;
+    # the rest are the area's standing questions.
+    focus_triggered: tuple[str, ...] = ()
+    checklist: tuple[ChecklistItem, ...] = ()
+    ci_areas: tuple[str, ...] = ()  # Buildkite test areas (.buildkite/test_areas/<name>.yaml)
+    labels: tuple[str, ...] = ()  # labels the rule suggests
+    quiet: bool = False  # docs/ci trivia: on its own it never makes a PR worth a comment
+
+
+class Risk(BaseModel):
+    """One open item of the risk checklist."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str  # stable: missing-gpu-eval, missing-test-results, ...
+    severity: Severity
+    text: str  # localized
+    evidence: tuple[str, ...] = ()  # untrusted snippets (file names, body phrases): escape
+
+
+class Symbol(BaseModel):
+    """A function or class the patch touches: where a reader should start."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    name: str
+    change: Literal["added", "removed", "modified"]
+
+
+class TraceEntry(BaseModel):
+    """One line of `/digest explain`: a rule that fired, or nearly did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    fired: bool
+    evidence: tuple[Evidence, ...] = ()
+    note: str = ""  # e.g. "matched paths but excluded by ..." (trusted text)
+
+
+class Reviewers(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    users: tuple[str, ...] = ()
+    teams: tuple[str, ...] = ()
+
+
+# defer_build: only the service routes; the CLI's digest never validates one.
+class RoutingOutcome(BaseModel):
+    """What routing did (or would do) on this PR, for the digest's routing section."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    requested_users: tuple[str, ...] = ()
+    requested_teams: tuple[str, ...] = ()
+    because: tuple[tuple[str, str], ...] = ()  # (reviewer, label that routed them)
+    skipped: tuple[tuple[str, str], ...] = ()  # (name, reason)

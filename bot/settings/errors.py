@@ -1,0 +1,95 @@
+"""Reading `Settings` from the environment with errors a person can act on.
+
+pydantic reports a bad `DIGEST_WORKERS=0` as a multi-line `ValidationError` naming the
+field `workers`; the operator set an environment variable, so each problem becomes one
+line naming that variable, its value (never a secret's) and what is expected.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import SecretStr, ValidationError
+
+from bot.settings.defaults import ENV_PREFIX
+
+if TYPE_CHECKING:
+    from bot.settings.model import Settings
+
+_MAX_VALUE_CHARS = 60
+
+# pydantic's wording for the common constraint errors, made short; anything else
+# (validators' own messages included) keeps pydantic's message.
+_CONSTRAINTS = {
+    "greater_than_equal": ("ge", "must be ≥ {}"),
+    "greater_than": ("gt", "must be > {}"),
+    "less_than_equal": ("le", "must be ≤ {}"),
+    "less_than": ("lt", "must be < {}"),
+}
+
+
+class SettingsError(Exception):
+    """One line per bad setting; the CLI prints them and exits 2."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def load_settings(**overrides: Any) -> Settings:
+    # Imported here: `SettingsError` is caught by every command, and pydantic-settings
+    # (with the asyncio it pulls in) is only needed by those that read settings.
+    from bot.settings.model import Settings
+
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError(settings_error_lines(exc)) from None
+
+
+def env_name(field: str) -> str:
+    return ENV_PREFIX + field.upper()
+
+
+def _is_secret(field: str) -> bool:
+    from bot.settings.model import Settings
+
+    info = Settings.model_fields.get(field)
+    return info is not None and "SecretStr" in repr(info.annotation)
+
+
+def _shown_value(field: str, value: object) -> str:
+    if _is_secret(field) or isinstance(value, SecretStr):
+        return "(hidden)"
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 1] + "…"
+    return text
+
+
+def _message(error: Any) -> str:
+    kind = str(error.get("type", ""))
+    ctx = error.get("ctx") or {}
+    if kind in _CONSTRAINTS:
+        key, template = _CONSTRAINTS[kind]
+        if key in ctx:
+            return template.format(ctx[key])
+    message = str(error.get("msg", "invalid value"))
+    # A field_validator's ValueError arrives as "Value error, <its message>".
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if message.startswith(prefix):
+            message = message[len(prefix):]
+    return message[:1].lower() + message[1:] if message[:2] != message[:2].upper() else message
+
+
+def settings_error_lines(exc: ValidationError) -> list[str]:
+    lines: list[str] = []
+    for error in exc.errors():
+        loc = error.get("loc") or ()
+        field = str(loc[0]) if loc else ""
+        name = env_name(field) if field else "settings"
+        if "input" in error and field:
+            lines.append(f"{name}={_shown_value(field, error['input'])}: {_message(error)}")
+        else:
+            lines.append(f"{name}: {_message(error)}")
+    return lines

@@ -1,0 +1,1 @@
+"""Tests of the benchmarks in bench/ (smoke runs)."""

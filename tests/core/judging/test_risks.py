@@ -1,0 +1,388 @@
+"""The risk checklist: one firing and one quiet case per risk id, plus real bodies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.judging.risks import assess_risks, compile_risk_settings
+from bot.core.reading.body import parse_body
+from bot.core.rules.risk_settings import RiskSettings
+from bot.core.vocabulary import AreaMatch, Criticality, Lang, Risk
+
+ROOT = Path(__file__).resolve().parents[3]
+CASES = {
+    c["number"]: c
+    for c in json.loads(
+        (Path(__file__).resolve().parents[2] / "fixtures/cases/vllm_prs.json").read_text())
+}
+SETTINGS = RiskSettings()
+
+GOOD_BODY = """## Purpose
+Fix it.
+
+## Test Plan
+pytest tests/compile/test_fusion.py
+
+## Test Result
+12 passed
+
+## Model evaluation
+|Tasks|Version|Filter|n-shot|Metric|Value|
+|gsm8k|3|strict-match|5|exact_match|0.7801|
+"""
+
+
+def area(
+    area_id: str,
+    files: tuple[str, ...] = (),
+    *,
+    numerics: bool = False,
+    criticality: Criticality = "medium",
+    quiet: bool = False,
+) -> AreaMatch:
+    return AreaMatch(
+        id=area_id,
+        title=area_id,
+        audience="reviewers",
+        criticality=criticality,
+        numerics=numerics,
+        files=files,
+        quiet=quiet,
+    )
+
+
+def pr(*files: str | ChangedFile, **fields: Any) -> PullRequestFacts:
+    changed = tuple(
+        f if isinstance(f, ChangedFile) else ChangedFile(filename=f, additions=10, deletions=2)
+        for f in files
+    )
+    return PullRequestFacts(files=changed, changed_files=len(changed), **fields)
+
+
+def assess(
+    facts: PullRequestFacts,
+    body: str | None = GOOD_BODY,
+    areas: tuple[AreaMatch, ...] = (),
+    lang: Lang = "en",
+    settings: RiskSettings = SETTINGS,
+) -> dict[str, Risk]:
+    risks = assess_risks(facts, parse_body(body), areas, settings, lang)
+    assert len({r.id for r in risks}) == len(risks)
+    return {r.id: r for r in risks}
+
+
+COMPILE_FILE = "vllm/compilation/fusion.py"
+COMPILE = area("compile", (COMPILE_FILE,), numerics=True, criticality="high")
+TESTED = (COMPILE_FILE, "tests/compile/test_fusion.py")
+
+
+# --- missing-gpu-eval ----------------------------------------------------------
+
+
+def test_missing_gpu_eval_names_the_admission() -> None:
+    body = GOOD_BODY.split("## Model evaluation")[0] + (
+        "## Model evaluation\nNot yet run — needs a GPU run before merge.\n"
+    )
+    risk = assess(pr(*TESTED), body, (COMPILE,))["missing-gpu-eval"]
+    assert risk.severity == "high"
+    assert risk.evidence == ("Not yet run", "needs a GPU run", "compile")
+    assert "compile" in risk.text
+
+
+def test_missing_gpu_eval_is_low_when_tests_ran_but_nothing_measured() -> None:
+    # Passing tests are evidence of a run, not of unchanged outputs: the item stays,
+    # low (in the collapsed checklist).
+    body = "## Purpose\nx\n## Test Plan\npytest\n## Test Result\n3 passed\n"
+    risk = assess(pr(*TESTED), body, (COMPILE,))["missing-gpu-eval"]
+    assert risk.severity == "low"
+    assert risk.evidence == ("no accuracy/benchmark results in the body", "compile")
+
+
+def test_missing_gpu_eval_for_kernels_without_a_numerics_area() -> None:
+    body = "## Test Plan\npytest tests/kernels\n## Test Result\n3 passed\n"
+    risk = assess(pr("csrc/layernorm_kernels.cu", "tests/kernels/test_ln.py"), body)[
+        "missing-gpu-eval"
+    ]
+    assert "csrc/layernorm_kernels.cu" in risk.evidence
+
+
+def test_no_missing_gpu_eval_with_an_lm_eval_table() -> None:
+    assert "missing-gpu-eval" not in assess(pr(*TESTED), GOOD_BODY, (COMPILE,))
+
+
+def test_no_missing_gpu_eval_for_a_non_numerics_area() -> None:
+    frontend = area("frontend", ("vllm/entrypoints/openai/api_server.py",))
+    assert "missing-gpu-eval" not in assess(pr(*frontend.files), "## Purpose\nx", (frontend,))
+
+
+def test_no_missing_gpu_eval_when_the_area_matched_only_tests() -> None:
+    tests_only = area("compile", ("tests/compile/test_fusion.py",), numerics=True)
+    assert "missing-gpu-eval" not in assess(pr(*tests_only.files), "## Purpose\nx", (tests_only,))
+
+
+# --- missing-test-results ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("result_section", "evidence"),
+    [
+        ("## Test Result\nTBD\n", "TBD"),
+        ("## Test Result\n\n", "empty Test Result section"),
+        ("", "no Test Result section"),
+    ],
+)
+def test_missing_test_results(result_section: str, evidence: str) -> None:
+    # Tests changed and no numerics area: an empty result is the vLLM norm (CI shows
+    # it), so the item is low.
+    body = f"## Purpose\nx\n## Test Plan\npytest tests/a.py\n{result_section}"
+    risk = assess(pr(*TESTED), body)["missing-test-results"]
+    assert (risk.severity, risk.evidence) == ("low", (evidence,))
+
+
+def test_missing_test_results_is_medium_for_untested_numerics_code() -> None:
+    body = "## Purpose\nx\n## Test Plan\n\n## Test Result\n\n"
+    risk = assess(pr(COMPILE_FILE), body, (COMPILE,))["missing-test-results"]
+    assert risk.severity == "medium"
+    # The same PR with a test change, or with a CI build linked, is low / quiet.
+    assert assess(pr(*TESTED), body, (COMPILE,))["missing-test-results"].severity == "low"
+    linked = body + "CI: https://buildkite.com/vllm/ci/builds/4242\n"
+    assert "missing-test-results" not in assess(pr(COMPILE_FILE), linked, (COMPILE,))
+
+
+def test_missing_test_results_on_an_empty_body_in_chinese() -> None:
+    risk = assess(pr(*TESTED), None, lang="zh")["missing-test-results"]
+    assert risk.evidence == ("描述为空",)
+    assert "测试结果" in risk.text
+
+
+def test_no_missing_test_results_when_results_are_posted() -> None:
+    assert "missing-test-results" not in assess(pr(*TESTED), GOOD_BODY)
+
+
+def test_no_missing_test_results_for_docs_only() -> None:
+    body = CASES[51215]["body"]  # "## Testing: Not run; documentation-only change."
+    assert "missing-test-results" not in assess(pr("docs/getting_started/quickstart.md"), body)
+
+
+# --- missing-tests -------------------------------------------------------------
+
+
+def test_missing_tests_lists_up_to_five_sources() -> None:
+    files = [f"vllm/multimodal/m{i}.py" for i in range(7)]
+    risk = assess(pr(*files, "docs/a.md"))["missing-tests"]
+    assert risk.severity == "medium"
+    assert risk.evidence == tuple(files[:5])
+    assert risk.text.startswith("7 source files changed without any test change")
+
+
+def test_missing_tests_names_one_source_in_the_singular() -> None:
+    risk = assess(pr("vllm/multimodal/m0.py"))["missing-tests"]
+    assert risk.text.startswith("1 source file changed without any test change")
+
+
+def test_no_missing_tests_with_a_test_change() -> None:
+    assert "missing-tests" not in assess(pr(*TESTED))
+
+
+def test_no_missing_tests_for_docs_or_ci_only() -> None:
+    assert "missing-tests" not in assess(pr("docs/a.md", ".buildkite/test_areas/misc.yaml"))
+
+
+def test_deleted_sources_need_no_tests() -> None:
+    gone = ChangedFile(filename="vllm/old.py", status="removed", deletions=40)
+    assert "missing-tests" not in assess(pr(gone))
+
+
+# --- release-branch ------------------------------------------------------------
+
+
+def test_release_branch_by_base() -> None:
+    risk = assess(pr(*TESTED, base_ref="releases/v0.11.1"))["release-branch"]
+    assert (risk.severity, risk.evidence) == ("high", ("base: releases/v0.11.1",))
+    assert "re-run the equivalent gates on the release branch" in risk.text
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "phrase"),
+    [
+        ("[Bugfix] Cherry-pick #123 to v0.11", GOOD_BODY, "Cherry-pick"),
+        ("[Bugfix] fix", GOOD_BODY + "\nBackport of #4567.", "Backport"),
+    ],
+)
+def test_release_branch_by_words(title: str, body: str, phrase: str) -> None:
+    risk = assess(pr(*TESTED, title=title), body)["release-branch"]
+    assert risk.evidence == (phrase,)
+
+
+def test_no_release_branch_on_main() -> None:
+    assert "release-branch" not in assess(pr(*TESTED, title="[Bugfix] pick the right backend"))
+
+
+# --- large-diff ----------------------------------------------------------------
+
+
+def test_large_diff_low_then_medium() -> None:
+    big = ChangedFile(filename="vllm/a.py", additions=900, deletions=200)
+    risk = assess(pr(big, "tests/test_a.py"))["large-diff"]
+    assert (risk.severity, risk.evidence) == ("low", ("+910/−202", "2 files"))
+    huge = ChangedFile(filename="vllm/a.py", additions=3500, deletions=10)
+    assert assess(pr(huge, "tests/test_a.py"))["large-diff"].severity == "medium"
+
+
+def test_large_diff_says_how_many_files_github_listed() -> None:
+    facts = pr(*TESTED).model_copy(update={"changed_files": 4200})
+    risk = assess(facts)["large-diff"]
+    assert risk.severity == "medium"
+    assert "GitHub lists only 2 of 4200 files" in risk.text
+
+
+def test_no_large_diff_for_a_normal_pr() -> None:
+    assert "large-diff" not in assess(pr(*TESTED))
+
+
+# --- new-model-checklist -------------------------------------------------------
+
+
+def test_new_model_checklist_names_the_missing_file() -> None:
+    facts = pr(
+        "vllm/model_executor/models/registry.py",
+        ChangedFile(filename="vllm/model_executor/models/sarvam.py", status="added"),
+        "tests/models/registry.py",
+    )
+    risk = assess(facts)["new-model-checklist"]
+    assert (risk.severity, risk.evidence) == ("medium", ("docs/models/supported_models.md",))
+
+
+def test_new_model_file_without_registry_changes() -> None:
+    added = ChangedFile(filename="vllm/model_executor/models/sarvam.py", status="added")
+    risk = assess(pr(added))["new-model-checklist"]
+    assert risk.evidence == ("tests/models/registry.py", "docs/models/supported_models.md")
+
+
+def test_no_new_model_checklist_when_complete() -> None:
+    files = [f["filename"] for f in CASES[22665]["files"]]  # SmolLM3: all three files
+    assert "new-model-checklist" not in assess(pr(*files), CASES[22665]["body"])
+
+
+def test_modified_model_file_is_not_a_new_model() -> None:
+    assert "new-model-checklist" not in assess(pr("vllm/model_executor/models/llama.py"))
+
+
+# --- perf-claim-without-numbers -------------------------------------------------
+
+
+def test_perf_title_without_numbers() -> None:
+    facts = pr(*TESTED, title="[ROCm][Perf][MLA] Add AITER prefill backend")
+    risk = assess(facts, CASES[45033]["body"])["perf-claim-without-numbers"]
+    assert (risk.severity, risk.evidence) == ("medium", ("[Perf]",))
+
+
+def test_perf_claim_in_body_without_numbers() -> None:
+    risk = assess(pr(*TESTED), "## Purpose\nThis is 2x faster.\n")["perf-claim-without-numbers"]
+    assert risk.evidence == ("2x faster",)
+
+
+def test_no_perf_risk_with_a_benchmark() -> None:
+    body = "## Purpose\n2x faster.\n## Benchmarks\n| bs | before | after |\n| 1 | 12 ms | 6 ms |"
+    assert "perf-claim-without-numbers" not in assess(pr(*TESTED, title="[Perf] x"), body)
+
+
+# --- hardware-unverified --------------------------------------------------------
+
+
+def test_rocm_change_with_verification_pending() -> None:
+    body = "## Test Plan\nBuilt the wheel; runtime verification needs a CDNA box.\n"
+    risk = assess(pr("vllm/platforms/rocm.py", "tests/rocm/test_x.py"), body)["hardware-unverified"]
+    assert risk.severity == "medium"
+    assert risk.evidence == ("runtime verification needs a CDNA box", "vllm/platforms/rocm.py")
+    assert "ROCm" in risk.text
+
+
+def test_cpu_change_naming_no_hardware() -> None:
+    risk = assess(pr("csrc/cpu/attention.cpp", "tests/kernels/test_cpu.py"))["hardware-unverified"]
+    assert risk.evidence == ("no CPU hardware named in the description", "csrc/cpu/attention.cpp")
+
+
+def test_no_hardware_risk_when_the_run_is_reported() -> None:
+    body = GOOD_BODY + "\nRan on MI300X (gfx942): 12 passed.\n"
+    assert "hardware-unverified" not in assess(pr("vllm/platforms/rocm.py", *TESTED), body)
+
+
+def test_no_hardware_risk_for_docs_mentioning_xpu() -> None:
+    assert "hardware-unverified" not in assess(
+        pr("docs/getting_started/quickstart.md"), CASES[51215]["body"]
+    )
+
+
+# --- ordering, settings, real cases ------------------------------------------
+
+
+def test_high_risks_come_first() -> None:
+    facts = pr(
+        ChangedFile(filename=COMPILE_FILE, additions=1200, deletions=10), base_ref="releases/v1"
+    )
+    risks = assess_risks(facts, parse_body("## Test Result\nTBD"), (COMPILE,), SETTINGS, "en")
+    severities = [r.severity for r in risks]
+    assert severities == sorted(severities, key=["high", "medium", "low"].index)
+    assert [r.id for r in risks][:2] == ["missing-gpu-eval", "release-branch"]
+    assert risks[-1].id == "large-diff"
+
+
+def test_settings_change_the_choice() -> None:
+    strict = RiskSettings(large_diff_lines=5, release_branch_pattern=r"^stable$")
+    found = assess(pr(*TESTED, base_ref="stable"), settings=strict)
+    assert {"large-diff", "release-branch"} <= set(found)
+
+
+def test_settings_compile_once_per_object() -> None:
+    assert compile_risk_settings(SETTINGS) is compile_risk_settings(SETTINGS)
+    other = RiskSettings()
+    assert compile_risk_settings(other) is not compile_risk_settings(SETTINGS)
+
+
+def test_rules_file_is_valid_and_matches_the_defaults() -> None:
+    data = yaml.safe_load((ROOT / "rules" / "risks.yaml").read_text())
+    assert RiskSettings.model_validate(data) == RiskSettings()
+
+
+def test_unknown_keys_and_bad_regexes_are_rejected() -> None:
+    with pytest.raises(ValueError, match="extra"):
+        RiskSettings.model_validate({"large_diff_line": 10})
+    with pytest.raises(ValueError, match="invalid regular expression"):
+        RiskSettings.model_validate({"backport_patterns": ["(unclosed"]})
+
+
+REAL = [
+    # (case, areas, expected risk ids): what a reviewer would flag on the real PR.
+    (34031, (area("compile", ("vllm/compilation/fusion.py",), numerics=True),),
+     {"missing-gpu-eval", "missing-test-results", "missing-tests"}),
+    (50758, (area("compile", ("vllm/compilation/passes/rope_kvcache_fusion.py",),
+                  numerics=True),),
+     {"missing-gpu-eval", "missing-tests"}),
+    (28934, (area("cudagraph", ("vllm/v1/attention/backends/linear_attn.py",), numerics=True),),
+     {"missing-tests"}),
+    (55857, (area("frontend", ("tests/entrypoints/openai/parser/test_harmony_utils.py",)),),
+     {"missing-test-results"}),
+    (51753, (area("frontend", ("vllm/entrypoints/pooling/scoring/utils.py",)),), set()),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("number", "areas", "expected"), REAL)
+def test_real_cases(number: int, areas: tuple[AreaMatch, ...], expected: set[str]) -> None:
+    case = CASES[number]
+    files = [f["filename"] for f in case["files"]] or [f for a in areas for f in a.files]
+    facts = pr(*files, title=case["title"], body=case["body"] or "")
+    assert set(assess(facts, case["body"], areas)) == expected
+
+
+def test_real_case_gpu_eval_evidence() -> None:
+    case = CASES[50758]
+    compile_area = area("compile", ("vllm/compilation/fusion.py",), numerics=True)
+    risk = assess(pr("vllm/compilation/fusion.py"), case["body"], (compile_area,))
+    assert risk["missing-gpu-eval"].evidence[0] == "requires CUDA hardware/CI"

@@ -1,0 +1,216 @@
+"""Matching: gitignore globs, labels, title/body/added regexes, combinators, real vLLM PRs."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pathspec import GitIgnoreSpec
+
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.judging.risks import weigh_areas
+from bot.core.rules import RuleSet, match_areas, parse_rules
+from bot.core.rules.added import added_lines
+from bot.core.rules.globs import PathIndex
+from bot.rulebook.files import load_rules
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+RULES_DIR = Path(__file__).resolve().parents[3] / "rules"
+
+
+def one_rule(match: str, extra: str = "") -> RuleSet:
+    text = (
+        f"id: probe\ntitle: Probe\naudience: readers\ncriticality: medium\nmatch: {match}\n{extra}"
+    )
+    return parse_rules({"probe.yaml": text})
+
+
+def facts(*files: str, patch: str | None = None, **fields: object) -> PullRequestFacts:
+    changed = tuple(ChangedFile(filename=name, patch=patch) for name in files)
+    return PullRequestFacts(files=changed, **fields)
+
+
+def fired(rules: RuleSet, pr: PullRequestFacts) -> bool:
+    return bool(match_areas(pr, rules, "en").areas)
+
+
+PATCH = (
+    "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n"
+    " context allow_in_graph\n-removed support_torch_compile\n+added fullgraph here\n"
+    "++++ starts with pluses\n"
+)
+
+CASES = [
+    # (match condition, PR facts, fires?)
+    ("{paths: ['vllm/*.py']}", facts("vllm/a.py"), True),
+    ("{paths: ['vllm/*.py']}", facts("vllm/sub/a.py"), False),  # * stays in one directory
+    ("{paths: ['vllm/**/a.py']}", facts("vllm/x/y/a.py"), True),  # ** crosses directories
+    ("{paths: ['vllm/**']}", facts("vllm/x/y/z.cu"), True),
+    ("{paths: ['docs/']}", facts("sub/docs/a.md"), True),  # directory pattern, any depth
+    ("{paths: ['/setup.py']}", facts("tools/setup.py"), False),  # leading / anchors at root
+    ("{paths: ['setup.py']}", facts("tools/setup.py"), True),  # no slash: any depth
+    ("{paths: ['*.md']}", facts("a/b/README.md"), True),
+    ("{paths: ['/*.md']}", facts("a/README.md"), False),
+    ("{paths: ['vllm/**'], exclude: ['vllm/x/**']}", facts("vllm/x/a.py"), False),
+    ("{paths: ['vllm/**'], exclude: ['vllm/x/**']}", facts("vllm/x/a.py", "vllm/y.py"), True),
+    ("{labels: [rocm, cpu]}", facts(labels=("cpu",)), True),
+    ("{labels: [rocm]}", facts(labels=("ROCm",)), False),  # labels are exact
+    (r"{title: '^\[MM\]'}", facts(title="[MM] Simplify"), True),
+    (r"{title: '^\[MM\]'}", facts(title="Fix [MM]"), False),
+    ("{body: 'lm_eval'}", facts(body="<!-- run lm_eval -->Tested by hand"), False),
+    ("{body: 'lm_eval'}", facts(body="<!-- template -->lm_eval gsm8k: 0.81"), True),
+    ("{body: 'secret'}", facts(body="shown <!-- unclosed comment secret"), False),
+    ("{added: 'fullgraph'}", facts("x.py", patch=PATCH), True),
+    ("{added: 'allow_in_graph'}", facts("x.py", patch=PATCH), False),  # context line
+    ("{added: 'support_torch_compile'}", facts("x.py", patch=PATCH), False),  # removed line
+    ("{added: 'b/x.py'}", facts("x.py", patch=PATCH), False),  # '+++' file header
+    ("{added: '^\\+\\+\\+ starts'}", facts("x.py", patch=PATCH), True),  # '++++' inside a hunk
+    ("{paths: ['docs/**'], added: 'fullgraph'}", facts("x.py", patch=PATCH), False),
+    ("{paths: ['*.py'], added: 'fullgraph'}", facts("x.py", patch=PATCH), True),
+    ("{base: '^releases/'}", facts(base_ref="releases/v0.11.0"), True),
+    ("{base: '^releases/'}", facts(base_ref="main"), False),
+    ("{author: [DarkLight1337]}", facts(author="darklight1337"), True),
+    ("{any: [{labels: [x]}, {title: Fix}]}", facts(title="Fix it"), True),
+    ("{all: [{labels: [x]}, {title: Fix}]}", facts(title="Fix it"), False),
+    ("{all: [{labels: [x]}, {title: Fix}]}", facts(title="Fix it", labels=("x",)), True),
+    ("{title: Fix, not: {labels: [documentation]}}", facts(title="Fix"), True),
+    (
+        "{title: Fix, not: {labels: [documentation]}}",
+        facts(title="Fix", labels=("documentation",)),
+        False,
+    ),
+    ("{paths: ['a/**'], title: Fix}", facts("a/b.py", title="Other"), False),  # keys AND
+    # `mentions` reads the names the description mentions in prose, one per line.
+    ("{mentions: '^allow_in_graph$'}", facts(body="wrap it for `allow_in_graph`"), True),
+    ("{mentions: '(^|\\.)is_compiling$'}", facts(body="`torch.compiler.is_compiling()`"), True),
+    ("{mentions: 'allow_in_graph'}", facts(body="```\n`allow_in_graph`\n```"), False),
+    ("{mentions: 'allow_in_graph'}", facts(body="plain allow_in_graph prose"), False),
+]
+
+
+@pytest.mark.parametrize(("match", "pr", "expected"), CASES)
+def test_condition_table(match: str, pr: PullRequestFacts, expected: bool) -> None:
+    assert fired(one_rule(match), pr) is expected
+
+
+def test_added_lines_skip_headers_context_and_removed_lines() -> None:
+    assert list(added_lines(PATCH)) == ["added fullgraph here", "+++ starts with pluses"]
+
+
+def test_path_index_agrees_with_gitignore_spec() -> None:
+    globs = [
+        "vllm/**",
+        "*.md",
+        "docs/",
+        "/setup.py",
+        "vllm/models/*_vl.py",
+        "a/**/b.py",
+        "tests/compile/*",
+        "csrc/**/*.cu",
+        "x*y/z",
+        "[ab]c/**",
+        "**/test_*.py",
+    ]
+    index = PathIndex(globs)
+    parts = ["vllm", "models", "docs", "a", "b", "tests", "compile", "csrc", "xqy", "ac", "z"]
+    leaves = ["setup.py", "README.md", "q_vl.py", "b.py", "k.cu", "z", "test_a.py"]
+    rng = random.Random(7)
+    files = [
+        "/".join([*rng.choices(parts, k=rng.randint(0, 4)), rng.choice(leaves)])
+        for _ in range(3000)
+    ]
+    hits = index.match(files)
+    for glob in globs:
+        spec = GitIgnoreSpec.from_lines([glob])
+        expected = [name for name in files if spec.match_file(name)]
+        assert hits.get(index.ids[glob], []) == expected, glob
+
+
+def test_reasons_focus_checklist_and_trace() -> None:
+    rules = one_rule(
+        "{any: [{paths: ['vllm/**']}, {title: '\\[MM\\]'}]}",
+        "focus:\n  - text: {en: always, zh: 总是}\n"
+        "  - text: docs only\n    when: {paths: [docs/**]}\n"
+        "checklist:\n  - id: probe-a\n    text: {en: tick, zh: 勾选}\n",
+    )
+    result = match_areas(facts("vllm/a.py", title="[MM] x"), rules, "zh")
+    (area,) = result.areas
+    assert area.files == ("vllm/a.py",)
+    assert area.focus == ("总是",)
+    assert area.focus_triggered == ()  # an unconditional question is a standing one
+    assert [(c.id, c.text) for c in area.checklist] == [("probe-a", "勾选")]
+    assert {(e.kind, e.subject) for e in area.reasons} == {("path", "vllm/a.py"), ("title", "[MM]")}
+    assert result.trace[0].fired
+    assert result.trace[0].rule == "probe"
+
+
+@pytest.mark.parametrize(
+    ("match", "pr", "note"),
+    [
+        (
+            "{paths: ['vllm/**'], exclude: ['vllm/x/**']}",
+            facts("vllm/x/a.py"),
+            "paths matched 1 file(s) but every one was excluded",
+        ),
+        (
+            "{all: [{title: Fix}, {paths: ['vllm/**']}]}",
+            facts(title="Fix"),
+            "all: 1 of 2 conditions held",
+        ),
+        ("{title: Fix, labels: [rocm]}", facts(title="Fix"), "title matched but labels did not"),
+        ("{title: Fix}", facts(title="Other"), ""),
+    ],
+)
+def test_near_misses_are_explained(match: str, pr: PullRequestFacts, note: str) -> None:
+    (entry,) = match_areas(pr, one_rule(match), "en").trace
+    assert not entry.fired
+    assert note in entry.note
+
+
+def test_areas_are_ordered_by_criticality_then_file_count() -> None:
+    rules = load_rules(RULES_DIR)
+    pr = facts("docs/a.md", "docs/b.md", "docs/c.md", "vllm/v1/attention/backends/flash_attn.py")
+    ids = [a.id for a in match_areas(pr, rules, "en").areas]
+    assert ids == ["attention-backend", "docs"]
+
+
+def _case_facts(case: dict[str, Any]) -> PullRequestFacts:
+    files = tuple(ChangedFile(filename=f["filename"]) for f in case["files"])
+    return PullRequestFacts(
+        number=case["number"],
+        title=case["title"],
+        body=case["body"] or "",
+        files=files,
+    )
+
+
+CASE_EXPECTED = {
+    53275: {"multimodal"},
+    50752: {"multimodal", "tokenizer"},
+    46280: {"yarn"},
+    23958: {"attention-backend", "cudagraph"},
+    28934: {"attention-backend", "cudagraph"},
+    45033: {"attention-backend", "hardware"},
+    51753: {"frontend"},
+    51215: {"docs"},
+    42059: {"ci"},
+    22665: {"new-model", "docs"},
+    34266: {"multimodal"},
+}
+
+
+@pytest.mark.parametrize(("number", "expected"), sorted(CASE_EXPECTED.items()))
+def test_real_vllm_prs(number: int, expected: set[str]) -> None:
+    cases = json.loads((FIXTURES / "cases" / "vllm_prs.json").read_text(encoding="utf-8"))
+    (case,) = [c for c in cases if c["number"] == number]
+    rules = load_rules(RULES_DIR)
+    facts = _case_facts(case)
+    # As the digest sees them: title-only areas of a docs/CI-only PR are dropped.
+    result = match_areas(facts, rules, "en")
+    result = replace(result, areas=weigh_areas(facts, result.areas, rules.risks))
+    assert {a.id for a in result.areas} == expected
+    assert len(result.trace) == len(rules.areas)

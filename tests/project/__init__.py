@@ -1,0 +1,1 @@
+"""Tests of the project as a user meets it: README, examples, packaging."""

@@ -1,0 +1,373 @@
+"""The label view's pages, API and feed over digests the real digest job stored.
+
+Jobs run against the in-memory fake GitHub; the routes answer through httpx's ASGI
+transport. Assertions are on what a reader or a client gets: status, headers, text."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bot.settings.model import Settings
+from bot.view.app import CSP, TOKEN_COOKIE
+from tests.handler_env import REPO
+from tests.view_env import HOSTILE_TITLE, add_sample_pulls, view_env
+
+PAGE = f"/view/{REPO}"
+API = f"/api/digests/{REPO}"
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def group_labels(html: str) -> list[str]:
+    return re.findall(r'<section class="group" data-label="([^"]*)"', html)
+
+
+def entry_numbers(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'data-number="(\d+)"', html)]
+
+
+async def test_the_page_groups_open_prs_by_label_with_quiet_ones_collapsed(
+        tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        for number in (1, 2, 3):
+            await env.digest(number)
+        page = await env.get(PAGE)
+    assert page.status_code == 200
+    html = page.text
+    assert group_labels(html) == ["frontend", "torch.compile"]
+    quiet = html[html.index('<details class="group quiet"'):]
+    assert entry_numbers(quiet) == [3]
+    assert "<details class=\"group quiet\" data-label=\"quiet\" open" not in html
+    deep = html[html.index('data-number="1"'):html.index('data-number="1"') + 3000]
+    assert "Deep read" in deep
+    assert "missing-gpu-eval" in deep  # the open high risk
+    assert "ContextVar" in deep  # a focus question: what to check
+    assert 'href="https://github.com/vllm-project/vllm/pull/1"' in deep
+    assert "torch.compile / Dynamo / Inductor" in deep  # who should read it
+    assert "Suggested reviewers:" in deep
+
+
+async def test_a_hostile_title_is_text_everywhere(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        await env.digest(2)
+        responses = [await env.get(path) for path in
+                     (PAGE, f"{PAGE}/2", f"{PAGE}/feed.atom", f"{PAGE}?lang=zh")]
+    for response in responses:
+        assert response.status_code == 200
+        assert "<script" not in response.text
+        assert "<img" not in response.text
+        assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in response.text
+    api = await _api_items(tmp_path)
+    assert api[0]["title"] == HOSTILE_TITLE  # JSON keeps the text as it is
+
+
+async def _api_items(tmp_path: Path) -> list[dict[str, object]]:
+    async with view_env(tmp_path / "api") as env:
+        add_sample_pulls(env.state)
+        await env.digest(2)
+        response = await env.get(API)
+    items: list[dict[str, object]] = response.json()
+    return items
+
+
+async def test_filters_by_label_and_verdict(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        for number in (1, 2, 3):
+            await env.digest(number)
+        by_label = await env.get(PAGE, params={"label": "frontend"})
+        by_verdict = await env.get(PAGE, params={"verdict": "deep-read"})
+        nothing = await env.get(PAGE, params={"label": "no-such-label"})
+        bad = await env.get(PAGE, params={"verdict": "urgent"})
+    assert group_labels(by_label.text) == ["frontend"]
+    assert entry_numbers(by_label.text) == [2]
+    assert 'class="chip active"' in by_label.text
+    assert entry_numbers(by_verdict.text) == [1]
+    assert "No open PR matches these filters." in nothing.text
+    assert bad.status_code == 400
+    assert "verdict must be one of" in bad.text
+
+
+async def test_the_language_switch_shows_the_chinese_digest(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        english = await env.get(PAGE)
+        chinese = await env.get(PAGE, params={"lang": "zh"})
+        page_zh = await env.get(f"{PAGE}/1", params={"lang": "zh"})
+        bad = await env.get(PAGE, params={"lang": "fr"})
+    assert 'href="/view/vllm-project/vllm?lang=zh"' in english.text
+    assert "标签视图" in chinese.text
+    assert "需要精读" in chinese.text  # the digest itself, built in Chinese
+    assert 'href="/view/vllm-project/vllm"' in chinese.text  # back to the default
+    assert "需要精读" in page_zh.text
+    assert bad.status_code == 400
+
+
+async def test_default_language_comes_from_the_settings(tmp_path: Path) -> None:
+    async with view_env(tmp_path, settings=Settings(language="zh")) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        page = await env.get(PAGE)
+    assert "需要精读" in page.text
+    assert 'href="/view/vllm-project/vllm?lang=en"' in page.text
+
+
+async def test_headers_and_etag(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        first = await env.get(PAGE)
+        etag = first.headers["etag"]
+        again = await env.get(PAGE, headers={"If-None-Match": etag})
+        other_query = await env.get(PAGE, params={"lang": "zh"},
+                                    headers={"If-None-Match": etag})
+        await env.digest(2)
+        after_a_job = await env.get(PAGE, headers={"If-None-Match": etag})
+        css = await env.get("/static/view.css")
+    assert first.headers["content-security-policy"] == CSP
+    assert "script-src" not in CSP
+    assert "'unsafe-inline'" not in CSP
+    assert first.headers["x-content-type-options"] == "nosniff"
+    assert first.headers["cache-control"] == "public, no-cache"
+    assert again.status_code == 304
+    assert again.content == b""
+    assert other_query.status_code == 200
+    assert after_a_job.status_code == 200
+    assert entry_numbers(after_a_job.text) == [2, 1]
+    assert css.status_code == 200
+    assert css.headers["content-type"].startswith("text/css")
+
+
+async def test_unknown_repositories_and_prs_are_404(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        answers = {
+            path: (await env.get(path)).status_code
+            for path in (
+                "/view/vllm-project/other", "/view/someone/vllm", f"{PAGE}/99",
+                f"{PAGE}/{'9' * 5000}", f"{PAGE}/abc", "/api/digests/vllm-project/other",
+                "/view/vllm-project/other/feed.atom", "/view/bad%20owner/vllm",
+            )
+        }
+        api_missing = await env.get("/api/digests/vllm-project/other")
+    assert set(answers.values()) == {404}, answers
+    assert api_missing.json() == {"error": "not found"}
+
+
+async def test_a_private_repository_needs_the_view_token(tmp_path: Path) -> None:
+    settings = Settings(language="en", view_token="s3cret-view")
+    async with view_env(tmp_path, settings=settings) as env:
+        add_sample_pulls(env.state)
+        env.state.repos[REPO].private = True
+        await env.digest(1)
+        anonymous = await env.get(PAGE)
+        wrong = await env.get(PAGE, headers={"Authorization": "Bearer nope"})
+        bearer = await env.get(PAGE, headers={"Authorization": "Bearer s3cret-view"})
+        api = await env.get(API, headers={"Authorization": "Bearer s3cret-view"})
+        api_anonymous = await env.get(API)
+        feed = await env.get(f"{PAGE}/feed.atom", params={"token": "s3cret-view"})
+        via_query = await env.get(PAGE, params={"token": "s3cret-view", "label": "x"})
+    assert anonymous.status_code == 404
+    assert wrong.status_code == 404
+    assert api_anonymous.status_code == 404
+    assert bearer.status_code == 200
+    assert bearer.headers["cache-control"] == "private, no-cache"
+    assert "s3cret" not in bearer.text
+    assert api.status_code == 200
+    assert feed.status_code == 200
+    assert "s3cret" not in feed.text
+    # ?token= moves into an HttpOnly cookie and out of the URL.
+    assert via_query.status_code == 303
+    assert via_query.headers["location"] == f"{PAGE}?label=x"
+    cookie = via_query.headers["set-cookie"]
+    assert cookie.startswith(f"{TOKEN_COOKIE}=s3cret-view")
+    assert "httponly" in cookie.lower()
+    assert "samesite=strict" in cookie.lower()
+
+
+async def test_a_token_in_a_public_pages_link_is_never_planted_as_a_cookie(
+    tmp_path: Path,
+) -> None:
+    """Issue 32, item 3: before, any `?token=` on a public page came back as
+    `Set-Cookie: digest_view_token=<the link's value>`."""
+    settings = Settings(language="en", view_token="s3cret-view")
+    async with view_env(tmp_path, settings=settings) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        planted = await env.get(PAGE, params={"token": "attacker-chosen", "label": "x"})
+        on_pr = await env.get(f"{PAGE}/1", params={"token": "attacker-chosen"})
+        valid = await env.get(PAGE, params={"token": "s3cret-view"})
+    async with view_env(tmp_path / "unset") as env:  # no view token configured at all
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        unset = await env.get(PAGE, params={"token": "attacker-chosen"})
+    for answer in (planted, on_pr, unset):
+        # Still taken out of the URL, but not kept.
+        assert answer.status_code == 303
+        assert "token" not in answer.headers["location"]
+        assert "set-cookie" not in answer.headers
+    assert planted.headers["location"] == f"{PAGE}?label=x"
+    assert valid.headers["set-cookie"].startswith(f"{TOKEN_COOKIE}=s3cret-view")
+
+
+async def test_a_private_repository_is_404_without_a_configured_token(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.repos[REPO].private = True
+        await env.digest(1)
+        answer = await env.get(PAGE, headers={"Authorization": "Bearer anything"})
+    assert answer.status_code == 404
+
+
+async def test_the_digest_page_renders_the_markdown_sanitised(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).files[0].filename = 'vllm/<script>alert(1)</script>.py'
+        await env.digest(1)
+        page = await env.get(f"{PAGE}/1")
+    html = page.text
+    assert page.status_code == 200
+    assert "<h3>" in html
+    assert "<details>" in html
+    assert "<!--" not in html  # the marker comment is not shown
+    assert "<script" not in html
+    assert "Risk checklist" in html
+
+
+async def test_the_api_lists_contract_keys_and_pages(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        for number in (1, 2, 3):
+            await env.digest(number)
+        everything = await env.get(API)
+        first = await env.get(API, params={"per_page": "2"})
+        second = await env.get(first.headers["link"].split(">")[0].lstrip("<"))
+        by_label = await env.get(API, params={"label": "torch.compile"})
+        future = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        since = await env.get(API, params={"since": future})
+        bad_since = await env.get(API, params={"since": "yesterday"})
+        bad_page = await env.get(API, params={"per_page": "1000"})
+    items = everything.json()
+    assert sorted(item["number"] for item in items) == [1, 2, 3]
+    contract = {"verdict", "reading_minutes", "areas", "risks", "reviewers", "labels",
+                "markdown"}
+    extra = {"title", "author", "url", "pr_labels", "draft", "state", "updated_at",
+             "view_url"}
+    assert all(contract | extra <= set(item) for item in items)
+    assert len(first.json()) == 2
+    assert 'rel="next"' in first.headers["link"]
+    assert len(second.json()) == 1
+    assert "link" not in second.headers
+    assert {i["number"] for i in first.json()} | {i["number"] for i in second.json()} == {1, 2, 3}
+    assert [item["number"] for item in by_label.json()] == [1]
+    assert since.json() == []
+    assert bad_since.status_code == 400
+    assert "since must be an ISO 8601 time" in bad_since.json()["error"]
+    assert bad_page.status_code == 400
+
+
+async def test_the_feed_lists_the_area_and_skips_quiet_prs(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 2).title += " \x01\x1b[31m"  # control characters XML forbids
+        for number in (1, 2, 3):
+            await env.digest(number)
+        feed = await env.get(f"{PAGE}/feed.atom")
+        labelled = await env.get(f"{PAGE}/feed.atom", params={"label": "torch.compile"})
+    assert feed.headers["content-type"].startswith("application/atom+xml")
+    root = ET.fromstring(feed.content)  # noqa: S314 - our own output
+    titles = [e.findtext(f"{ATOM}title") or "" for e in root.iter(f"{ATOM}entry")]
+    assert len(titles) == 2
+    assert not any("Typo in the FAQ" in title for title in titles)
+    one = ET.fromstring(labelled.content)  # noqa: S314 - our own output
+    assert [e.findtext(f"{ATOM}id") for e in one.iter(f"{ATOM}entry")] == [
+        "http://testserver/view/vllm-project/vllm/1"
+    ]
+
+
+async def test_closed_prs_leave_and_merged_ones_show_as_recently_merged(
+        tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        for number in (1, 2):
+            await env.digest(number)
+        merged, closed = env.state.pull(REPO, 1), env.state.pull(REPO, 2)
+        merged.state, merged.merged = "closed", True
+        closed.state = "closed"
+        for number in (1, 2):
+            await env.digest(number)
+        page = await env.get(PAGE)
+    html = page.text
+    assert group_labels(html) == []
+    recent = html[html.index('<details class="group merged"'):]
+    assert entry_numbers(recent) == [1]
+    assert 'data-number="2"' not in html
+
+
+async def test_a_repository_without_digests_says_what_to_do(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        env.state.add_pull(REPO, 5, title="WIP", draft=True)
+        await env.digest(5)  # drafts get no digest: the repository is known, empty
+        page = await env.get(PAGE)
+    assert page.status_code == 200
+    assert "No digest is stored for vllm-project/vllm yet." in page.text
+    assert "Install the App" in page.text
+
+
+async def test_the_api_keeps_any_text_as_valid_json(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).title = "修复 \ud800 lone surrogate \u2028 and \"quotes\""
+        await env.digest(1)
+        english = await env.get(API)
+        chinese = await env.get(API, params={"lang": "zh"})
+    assert english.headers["content-type"] == "application/json"
+    [item] = english.json()
+    assert item["title"].startswith("修复 \ufffd")
+    assert item["title"].endswith(' lone surrogate \u2028 and "quotes"')
+    assert item["lang"] == "en"
+    assert chinese.json()[0]["lang"] == "zh"
+    assert "需要精读" in chinese.json()[0]["markdown"]
+
+
+async def test_a_changed_pr_is_shown_changed_under_every_label(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).labels.append("v1")
+        for number in (1, 2):
+            await env.digest(number)
+        before = await env.get(PAGE)
+        env.state.pull(REPO, 1).title = "[torch.compile] Renamed title"
+        await env.digest(1)
+        after = await env.get(PAGE)
+        zh = await env.get(PAGE, params={"lang": "zh"})
+    assert before.text.count("Fix graph break") == 2  # listed under two labels
+    assert "Fix graph break" not in after.text
+    assert after.text.count("Renamed title") == 2
+    assert zh.text.count("Renamed title") == 2
+    assert entry_numbers(after.text).count(2) == 1
+
+
+async def test_dry_run_stores_the_digest_it_did_not_post(tmp_path: Path) -> None:
+    from bot.github.dry_run import DryRunGitHub, RecordedWrite
+    from bot.handlers.digest import sync_pull_request
+
+    recorded: list[RecordedWrite] = []
+
+    async def keep(write: RecordedWrite) -> None:
+        recorded.append(write)
+
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        dry = DryRunGitHub(env.gh, keep, "pr-digest[bot]")
+        await sync_pull_request(dry, env.ctx, REPO, 1)
+        page = await env.get(PAGE)
+    assert env.state.comments_on(REPO, 1) == []  # nothing posted
+    assert [w.action for w in recorded if w.action == "create_comment"] == ["create_comment"]
+    assert entry_numbers(page.text) == [1]
