@@ -1,8 +1,10 @@
-"""bot/core stays pure and bot/intake stays thin (docs/architecture.md)."""
+"""bot/core stays pure, bot/intake stays thin, and the packages import only downwards:
+the table "Where things live" in docs/architecture.md, checked here (issue 24)."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 BOT = Path(__file__).resolve().parents[2] / "bot"
@@ -13,9 +15,7 @@ INTAKE = BOT / "intake"
 INTAKE_FORBIDDEN = {"bot.handlers", "bot.github", "githubkit", "bot.view", "bot.repo_index"}
 FORBIDDEN = {
     "githubkit", "starlette", "httpx", "uvicorn", "asyncio", "anyio", "sqlite3",
-    "aiosqlite", "socket", "requests", "urllib", "subprocess", "bot.github", "bot.intake",
-    "bot.queue", "bot.handlers", "bot.view", "bot.repo_index", "bot.settings",
-    "bot.rulebook", "bot.service", "bot.cli", "bot.observe",
+    "aiosqlite", "socket", "requests", "urllib", "subprocess",
 }
 FORBIDDEN_CALLS = {"open", "input", "print"}
 
@@ -31,6 +31,9 @@ def _imports(tree: ast.AST) -> list[str]:
 
 
 def _is_forbidden(module: str) -> bool:
+    # The core imports nothing of the service: of bot, only bot.core.
+    if (module == "bot" or module.startswith("bot.")) and not module.startswith("bot.core"):
+        return True
     return any(module == bad or module.startswith(bad + ".") for bad in FORBIDDEN)
 
 
@@ -72,3 +75,120 @@ def test_intake_imports_no_handler_or_github_code() -> None:
         if any(name == bad or name.startswith(bad + ".") for bad in INTAKE_FORBIDDEN)
     }
     assert offenders == set()
+
+
+# What each package may import of bot (docs/architecture.md, "Where things live").
+# bot.core.* counts as bot.core here; the core's own floors are below.
+MAY_IMPORT: dict[str, set[str]] = {
+    "bot.__main__": {"bot.cli"},
+    "bot.cli": {"bot.core", "bot.github", "bot.handlers", "bot.observe", "bot.queue",
+                "bot.repo_index", "bot.rulebook", "bot.service", "bot.settings", "bot.view"},
+    "bot.service": {"bot.core", "bot.github", "bot.handlers", "bot.intake", "bot.observe",
+                    "bot.queue", "bot.repo_index", "bot.rulebook", "bot.settings", "bot.view"},
+    "bot.view": {"bot.core", "bot.github", "bot.handlers", "bot.queue", "bot.settings"},
+    "bot.handlers": {"bot.core", "bot.github", "bot.observe", "bot.queue", "bot.repo_index",
+                     "bot.settings"},
+    "bot.repo_index": {"bot.core", "bot.github"},
+    "bot.intake": {"bot.observe", "bot.queue", "bot.settings"},
+    "bot.queue": {"bot.github", "bot.observe", "bot.settings"},
+    "bot.github": {"bot.core", "bot.observe", "bot.settings"},
+    "bot.rulebook": {"bot.core"},
+    "bot.observe": set(),
+    "bot.settings": set(),
+    "bot.core": set(),
+}
+# Inside the core: its top modules and packages, from the ground floor up.
+CORE_MAY_IMPORT: dict[str, set[str]] = {
+    "facts": set(),
+    "vocabulary": set(),
+    "label_view": {"vocabulary"},
+    "pr_object": {"facts"},
+    "routing": {"vocabulary"},
+    "reading": {"facts", "vocabulary"},
+    "repo_index": {"facts", "reading"},
+    "findings": {"reading", "repo_index", "vocabulary"},
+    "render": {"findings", "reading", "repo_index", "vocabulary"},
+    "commands": {"render", "vocabulary"},
+    "rules": {"facts", "reading", "render", "routing", "vocabulary"},
+    "judging": {"facts", "reading", "render", "rules", "vocabulary"},
+    "digest": {"facts", "findings", "judging", "reading", "render", "repo_index", "routing",
+               "rules", "vocabulary"},
+}
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(BOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _room(module: str) -> str:
+    """bot.X for the service's packages, bot.core for the whole core."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _core_room(module: str) -> str:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _edges(room: Callable[[str], str], files: Iterable[Path]) -> dict[tuple[str, str], str]:
+    """(importing room, imported room) -> one place it happens."""
+    found: dict[tuple[str, str], str] = {}
+    for path in files:
+        source = room(_module_of(path))
+        for name in _imports(ast.parse(path.read_text())):
+            if name == "bot" or name.startswith("bot."):
+                target = room(name)
+                if target != source:
+                    found.setdefault((source, target), f"{path.relative_to(BOT.parent)}: {name}")
+    return found
+
+
+def test_bot_holds_only_packages_at_its_top() -> None:
+    loose = {p.name for p in BOT.glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert loose == set()
+
+
+def test_the_core_top_holds_only_the_digest_and_its_shared_words() -> None:
+    top = {p.stem for p in CORE.glob("*.py")} - {"__init__"}
+    assert top <= {"digest", "facts", "findings", "vocabulary", "pr_object", "label_view"}
+
+
+def test_every_package_imports_only_what_the_table_allows() -> None:
+    edges = _edges(_room, BOT.rglob("*.py"))
+    assert {room for room, _ in edges} <= set(MAY_IMPORT)
+    offenders = sorted(where for (source, target), where in edges.items()
+                       if target not in MAY_IMPORT.get(source, set()))
+    assert offenders == []
+
+
+def test_the_core_imports_only_downwards() -> None:
+    edges = _edges(_core_room, CORE.rglob("*.py"))
+    offenders = sorted(where for (source, target), where in edges.items()
+                       if target not in CORE_MAY_IMPORT.get(source, set()))
+    assert offenders == []
+
+
+def _has_cycle(graph: dict[str, set[str]]) -> bool:
+    done: set[str] = set()
+    path: set[str] = set()
+
+    def visit(node: str) -> bool:
+        if node in path:
+            return True
+        if node in done:
+            return False
+        path.add(node)
+        found = any(visit(n) for n in graph.get(node, ()))
+        path.discard(node)
+        done.add(node)
+        return found
+
+    return any(visit(node) for node in graph)
+
+
+def test_the_tables_themselves_have_no_cycle() -> None:
+    assert not _has_cycle(MAY_IMPORT)
+    assert not _has_cycle(CORE_MAY_IMPORT)
+    assert _has_cycle({"a": {"b"}, "b": {"a"}})  # the check can fail
