@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint bench clean constraints
+.PHONY: serve test test-fast lint bench clean constraints
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/mypy
 
+# Every test, one worker per core. CI runs exactly this.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
+
+# The inner loop: no process-starting end-to-end tests, no long property tests.
+test-fast: $(STAMP)
+	$(BIN)/ruff check bot tests bench
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow and not property"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

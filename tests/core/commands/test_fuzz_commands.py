@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,8 @@ from bot.handlers.repo_rules import RulesProvider
 from tests.fakes.github_state import FakeFile
 from tests.handler_env import BOT, REPO, gh_for, make_ctx, make_state
 from tests.markdown_safety import live_markup
+
+pytestmark = pytest.mark.property
 
 HOSTILE_PIECES = (
     "`", "``", "```", "\\", "\\`", "@alice", "@vllm-project/maintainers", "&#64;bob",

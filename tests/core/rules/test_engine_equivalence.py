@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Literal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,8 @@ from bot.core.rules.patterns import LinePattern, encode
 from bot.core.rules.risk_settings import RiskSettings
 from bot.rulebook.files import load_rules
 from tests.core.rules.test_rules_literals import SCANNER, _patch, lines, pull_requests
+
+pytestmark = pytest.mark.property
 
 
 def _whole_pieces(filename: str, patch: str, budget: int) -> Iterator[structure_pieces.Hunk]:

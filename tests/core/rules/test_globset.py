@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
@@ -73,6 +74,7 @@ _RISK_PARTS = st.sampled_from([
 
 
 @settings(max_examples=1500, deadline=None)
+@pytest.mark.property
 @given(st.sampled_from(range(len(_RISK_LISTS))),
        st.lists(st.lists(_RISK_PARTS, min_size=1, max_size=7).map("".join), max_size=10))
 def test_the_literal_test_skips_only_paths_no_glob_matches(which: int, paths: list[str]) -> None:
