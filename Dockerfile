@@ -1,5 +1,5 @@
 # pr-digest webhook service. Config comes from DIGEST_* environment variables;
-# the bundled rules are baked in at /app/rules.
+# the bundled rules are in the installed package (rules/ ships as bot/bundled_rules).
 #
 # Port 8000. On SIGTERM the service stops taking deliveries and lets running jobs
 # finish for DIGEST_DRAIN_SECONDS (20) plus 5 s for open connections: give it longer
@@ -10,6 +10,7 @@ WORKDIR /src
 # Exact dependency versions (make constraints), so every build installs the same image.
 COPY constraints.txt pyproject.toml README.md ./
 COPY bot ./bot
+COPY rules ./rules
 RUN pip install --no-cache-dir --prefix=/install --constraint constraints.txt .
 
 FROM python:3.11-slim
@@ -17,9 +18,7 @@ RUN useradd --system --uid 10001 --home /app digest \
     && mkdir -p /data && chown digest /data
 COPY --from=build /install /usr/local
 WORKDIR /app
-COPY rules ./rules
-ENV DIGEST_RULES_DIR=/app/rules \
-    DIGEST_DB_PATH=/data/pr-digest.db \
+ENV DIGEST_DB_PATH=/data/pr-digest.db \
     PYTHONUNBUFFERED=1
 USER digest
 VOLUME ["/data"]

@@ -26,10 +26,14 @@ def check_config(file: Path, rules_dir: Path, fmt: str) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         raise CannotCheck(f"cannot read the bundled rules in {rules_dir}: {exc}") from None
     except RuleFileError as exc:
+        more = len(exc.problems) - 1
         raise CannotCheck(
             f"the bundled rules in {rules_dir} are invalid (run `digest-bot check-rules`): "
-            f"{exc.problems[0]}"
+            f"{exc.problems[0]}{f' (and {more} more)' if more else ''}"
         ) from None
+    if not files.areas:
+        raise CannotCheck(f"the bundled rules in {rules_dir} hold no area rule "
+                          "(run `digest-bot check-rules`)")
     try:
         rules = apply_override(files, text, str(file))
     except RuleFileError as exc:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.core.routing.config import RoutingConfig
 from bot.core.rules import RuleFileError, RuleSet, is_rule_file, parse_rules, rules_json_schema
+from bot.core.rules.parse import compile_rule_files, read_rule_files
 from bot.core.rules.risk_settings import RiskSettings
 from bot.core.rules.schema import JSON_SCHEMA_DRAFT
 
@@ -49,16 +50,39 @@ def load_rules_cached(directory: Path, cache_dir: Path | None = None) -> RuleSet
 
 
 def check_rules(directory: Path) -> list[str]:
-    """Human-readable problems ("file:line: rule 'id': message"); empty when valid."""
+    """Human-readable problems ("file:line: rule 'id': message"), every one found; empty
+    when valid. A file that cannot be read is one of them; a directory without a single
+    area rule is one too (a service loading it would digest every PR as matching nothing)."""
     if not directory.is_dir():
         return [f"{directory}: not a directory"]
     try:
-        load_rules(directory)
+        sources, unreadable = _read_each(directory)
+        files = read_rule_files(sources, unreadable)
+        compile_rule_files(files)
     except RuleFileError as exc:
         return [str(problem) for problem in exc.problems]
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         return [f"{directory}: cannot read rules: {exc}"]
+    if not files.areas:
+        return [f"{directory}: no area rules (one <area>.yaml per area, besides routing.yaml "
+                "and risks.yaml)"]
     return []
+
+
+def _read_each(directory: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """`read_rule_sources`, going on past a file it cannot read: ({name: text}, {name: why})."""
+    sources: dict[str, str] = {}
+    unreadable: dict[str, str] = {}
+    for path in sorted(directory.iterdir()):
+        if not (path.is_file() and is_rule_file(path.name)):
+            continue
+        try:
+            sources[path.name] = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            unreadable[path.name] = f"not UTF-8 text (byte {exc.start})"
+        except OSError as exc:
+            unreadable[path.name] = f"cannot read: {exc.strerror or exc}"
+    return sources, unreadable
 
 
 def override_json_schema() -> dict[str, Any]:

@@ -14,7 +14,20 @@ from pathlib import Path
 from typing import Final, Literal
 
 ENV_PREFIX: Final = "DIGEST_"
-DEFAULT_RULES_DIR: Final = Path(__file__).resolve().parents[2] / "rules"
+_BOT_DIR: Final = Path(__file__).resolve().parents[1]
+
+
+def bundled_rules_dir(bot_dir: Path = _BOT_DIR) -> Path:
+    """The checkout's top-level rules/ when `bot/` sits in a checkout (an editable install
+    too: the files being edited), else the copy an installed wheel holds as the package
+    bot.bundled_rules (pyproject.toml maps that package to rules/)."""
+    checkout = bot_dir.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "rules").is_dir():
+        return checkout / "rules"
+    return bot_dir / "bundled_rules"
+
+
+DEFAULT_RULES_DIR: Final = bundled_rules_dir()
 DEFAULT_LANGUAGE: Final[Literal["en", "zh"]] = "en"
 
 

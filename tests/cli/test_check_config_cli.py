@@ -56,6 +56,26 @@ areas:
     colour: red
 """
 
+# Six problems of six kinds (issue 31): the unknown top-level key on line 4 used to stop
+# the check, and was all it reported.
+MANY = """\
+disable:
+  - docs
+  - no-such-area
+routeing: {}
+areas:
+  - id: hostile
+    title: Hostile
+    audience: whoever
+    criticality: extreme
+    match: {paths: ['weird/**']}
+    colour: red
+routing:
+  max_reviewers_per_pr: many
+risks:
+  no_such_knob: 1
+"""
+
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
@@ -127,6 +147,42 @@ def test_an_unknown_top_level_key(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         f"{file}:2: unknown key 'routeing'", f"1 problem in {file}"]
+
+
+def test_every_problem_is_reported_with_its_line_in_one_run(tmp_path: Path) -> None:
+    file = write(tmp_path, MANY)
+    result = run("check-config", str(file))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"{file}:3: disable.1: no bundled area 'no-such-area' (bundled: ")
+    assert lines[1:] == [
+        f"{file}:4: unknown key 'routeing'",
+        f"{file}:9: rule 'hostile': areas.0.criticality: Input should be 'low', 'medium', "
+        "'high' or 'critical'",
+        f"{file}:11: rule 'hostile': areas.0: unknown key 'colour'",
+        f"{file}:13: routing.max_reviewers_per_pr: Input should be a valid integer, unable to "
+        "parse string as an integer",
+        f"{file}:15: risks: unknown key 'no_such_knob'",
+        f"6 problems in {file}",
+    ]
+    assert result.stdout == ""
+    github = run("check-config", ".github/pr-digest.yml", "--format", "github", cwd=tmp_path)
+    assert github.returncode == 1
+    assert [line.split("::")[1] for line in github.stdout.splitlines()] == [
+        f"error file=.github/pr-digest.yml,line={n}" for n in (3, 4, 9, 11, 13, 15)]
+    assert github.stderr == "6 problems in .github/pr-digest.yml\n"
+
+
+def test_bundled_rules_without_an_area_rule_cannot_check_anything(tmp_path: Path) -> None:
+    file = write(tmp_path, "# nothing yet\n")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "routing.yaml").write_text("pools: {}\n", encoding="utf-8")
+    result = run("check-config", str(file), "--rules", str(rules))
+    assert result.returncode == 2
+    assert result.stderr == (f"digest-bot: error: the bundled rules in {rules} hold no area "
+                             "rule (run `digest-bot check-rules`)\n")
+    assert result.stdout == ""
 
 
 def test_a_duplicate_key_names_its_second_line(tmp_path: Path) -> None:

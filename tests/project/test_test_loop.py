@@ -52,7 +52,7 @@ def _slow(function: ast.FunctionDef) -> bool:
 
 
 def test_every_test_that_starts_the_service_is_marked_slow() -> None:
-    unmarked = []
+    unmarked: list[str] = []
     for path in sorted(TESTS.rglob("test_*.py")):
         tree = ast.parse(path.read_text())
         if not _uses(tree, "ServiceProcess") or _marked(tree, "slow"):

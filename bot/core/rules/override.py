@@ -14,10 +14,11 @@ own path and line, never a bundled file's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core.routing.config import RoutingConfig
 from bot.core.rules.compiled import RuleSet, compile_rules
@@ -64,17 +65,58 @@ class _Shape(BaseModel):
     risks: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class _Parts:
+    """The top level as far as `_Shape` accepts it. A part or a list item it refuses is
+    reported once and left out, and the rest of the file is still checked, so one run
+    lists every problem; items keep their index, which their messages and lines name."""
+
+    areas: tuple[tuple[int, dict[str, Any]], ...]
+    disable: tuple[tuple[int, str], ...]
+    routing: dict[str, Any] | None
+    risks: dict[str, Any] | None
+    refused: frozenset[str]  # parts refused whole: unknown, so nothing is checked against them
+
+
+def _parts(parser: Parser, name: str, source: YamlSource) -> _Parts:
+    assert isinstance(source.data, dict)
+    data: dict[Any, Any] = source.data
+    try:
+        _Shape.model_validate(data)
+        refused: list[Loc] = []
+    except ValidationError as exc:
+        refused = parser.record(exc, name, source, None)
+    # An error at (key,) refuses the part (an unknown key, not a list or mapping), one at
+    # (key, i, ...) the item i of a list; any error inside routing or risks, all of it.
+    whole = {loc[0] for loc in refused if len(loc) == 1 or loc[0] in ("routing", "risks")}
+    items = {loc[:2] for loc in refused if len(loc) > 1}
+
+    def kept(key: str) -> tuple[tuple[int, Any], ...]:
+        value = None if key in whole else data.get(key)
+        return tuple((i, item) for i, item in enumerate(value or ()) if (key, i) not in items)
+
+    return _Parts(
+        areas=kept("areas"),
+        disable=kept("disable"),
+        routing=None if "routing" in whole else data.get("routing"),
+        risks=None if "risks" in whole else data.get("risks"),
+        refused=frozenset(str(key) for key in whole),
+    )
+
+
 def _sub(source: YamlSource, loc: Loc, data: object) -> YamlSource:
     return YamlSource(data, node_at(source.root, loc))
 
 
 class _Override:
-    def __init__(self, files: RuleFiles, name: str, source: YamlSource, shape: _Shape) -> None:
+    def __init__(
+        self, files: RuleFiles, name: str, source: YamlSource, parts: _Parts, parser: Parser
+    ) -> None:
         self.files = files
         self.name = name
         self.source = source
-        self.shape = shape
-        self.parser = Parser()
+        self.parts = parts
+        self.parser = parser
 
     def line(self, loc: Loc) -> int:
         return line_of(self.source.root, loc)
@@ -82,7 +124,7 @@ class _Override:
     def disabled(self) -> set[str]:
         bundled = {rule.id for _, rule in self.files.areas}
         disabled: set[str] = set()
-        for index, area_id in enumerate(self.shape.disable or ()):
+        for index, area_id in self.parts.disable:
             if area_id not in bundled:
                 self.parser.problem(
                     self.name,
@@ -95,8 +137,11 @@ class _Override:
         return disabled
 
     def setting(self, key: str, model: type[Any], bundled: Any, bundled_data: Any) -> Any:
-        """The bundled setting with the override's keys replacing its own."""
-        given = getattr(self.shape, key)
+        """The bundled setting with the override's keys replacing its own; None when the
+        override's part is invalid (then nothing is checked against it)."""
+        if key in self.parts.refused:
+            return None
+        given = getattr(self.parts, key)
         if given is None:
             return bundled
         merged = {**bundled_data, **given}
@@ -106,13 +151,14 @@ class _Override:
     def areas(
         self, routing: RoutingConfig | None, disabled: set[str]
     ) -> list[tuple[str, AreaRule]]:
-        items = self.shape.areas or []
+        items = self.parts.areas
         documents = [
             AreaDocument(self.name, _sub(self.source, ("areas", i), item), prefix=("areas", i))
-            for i, item in enumerate(items)
+            for i, item in items
         ]
-        ids = [item.get("id") if isinstance(item.get("id"), str) else None for item in items]
-        for index, area_id in enumerate(ids):
+        ids = [(i, item.get("id") if isinstance(item.get("id"), str) else None)
+               for i, item in items]
+        for index, area_id in ids:
             if area_id in disabled:
                 self.parser.problem(
                     self.name,
@@ -120,12 +166,12 @@ class _Override:
                     area_id,
                     f"areas.{index}.id: area {area_id!r} is also listed under disable",
                 )
-        declared = set(ids)
+        declared = {area_id for _, area_id in ids}
         kept = [(file, rule) for file, rule in self.files.areas
                 if rule.id not in disabled and rule.id not in declared]
         checklist_ids = {item.id: file for file, rule in kept for item in rule.checklist}
         rules = self.parser.areas(documents, routing, checklist_ids, {})
-        if routing is not None and self.shape.routing is not None:
+        if routing is not None and self.parts.routing is not None:
             self.check_pools_of_kept(kept, routing)
         return [*kept, *rules]
 
@@ -147,7 +193,8 @@ class _Override:
 def parse_override(files: RuleFiles, text: str, name: str = OVERRIDE_PATH) -> RuleSet:
     """The bundled rule files with a repository's override applied, compiled.
 
-    Raises RuleFileError listing every problem, each at `name`:LINE.
+    Raises RuleFileError listing every problem, each at `name`:LINE: an unknown key or a
+    part of the wrong kind is one of them, and the rest of the file is still checked.
     """
     parser = Parser()
     source = parser.read(name, text, allow_empty=True)
@@ -158,15 +205,12 @@ def parse_override(files: RuleFiles, text: str, name: str = OVERRIDE_PATH) -> Ru
         parser.problem(name, line_of(source.root, ()), None,
                        "expected a mapping with areas, disable, routing or risks")
         parser.raise_if_any()
-    shape = parser.validate(_Shape, name, source, None)
-    parser.raise_if_any()
-    assert shape is not None
-    override = _Override(files, name, source, shape)
+    override = _Override(files, name, source, _parts(parser, name, source), parser)
     disabled = override.disabled()
     routing = override.setting("routing", RoutingConfig, files.routing, files.routing_data)
     risks = override.setting("risks", RiskSettings, files.risks, files.risks_data)
     areas = override.areas(routing, disabled)
-    override.parser.raise_if_any()
+    parser.raise_if_any()
     version = sha256(f"{files.version}\0{name}\0{text}".encode()).hexdigest()[:12]
     return compile_rules(areas, routing, risks, version)
 

@@ -7,7 +7,7 @@ override's keys replace), `compile_rule_files` compiles one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import PurePosixPath
@@ -112,12 +112,34 @@ class Parser:
         try:
             return model.model_validate(source.data)
         except ValidationError as exc:
-            for error in exc.errors():
-                loc, message = _describe(error, prefix)
-                self.problem(name, line_of(source.root, loc), rule, message)
+            self.record(exc, name, source, rule, prefix)
             return None
 
-    def settings(self, model: type[_Model], sources: Mapping[str, str], stem: str) -> _Setting:
+    def record(
+        self,
+        exc: ValidationError,
+        name: str,
+        source: YamlSource,
+        rule: str | None,
+        prefix: Loc = (),
+    ) -> list[Loc]:
+        """Every error of `exc` as a problem at its own line; the locations refused."""
+        refused: list[Loc] = []
+        for error in exc.errors():
+            loc, message = _describe(error, prefix)
+            self.problem(name, line_of(source.root, loc), rule, message)
+            refused.append(tuple(error["loc"]))
+        return refused
+
+    def settings(
+        self,
+        model: type[_Model],
+        sources: Mapping[str, str],
+        stem: str,
+        unreadable: Collection[str] = (),
+    ) -> _Setting:
+        if any(_stem(name) == stem for name in unreadable):
+            return _Setting(None, {})  # its problem is recorded; nothing is checked against it
         for name in sorted(sources):
             if _stem(name) == stem and is_rule_file(name):
                 source = self.read(name, sources[name])
@@ -189,16 +211,23 @@ def rules_version(sources: Mapping[str, str]) -> str:
     return digest.hexdigest()[:12]
 
 
-def read_rule_files(sources: Mapping[str, str]) -> RuleFiles:
+def read_rule_files(
+    sources: Mapping[str, str], unreadable: Mapping[str, str] | None = None
+) -> RuleFiles:
     """Validate rule files given as {file name: YAML text}.
 
     `routing.yaml` and `risks.yaml` are settings; every other `*.yaml` is one area.
+    `unreadable` holds the rule files that could not be read as text, {file name: why}:
+    each is one more problem, and the others are still checked.
     Raises RuleFileError listing every problem found (not just the first).
     """
     used = {name: text for name, text in sources.items() if is_rule_file(name)}
     parser = Parser()
-    routing = parser.settings(RoutingConfig, used, ROUTING_STEM)
-    risks = parser.settings(RiskSettings, used, RISKS_STEM)
+    failed = {name: why for name, why in (unreadable or {}).items() if is_rule_file(name)}
+    for name, why in failed.items():
+        parser.problem(name, 1, None, why)
+    routing = parser.settings(RoutingConfig, used, ROUTING_STEM, failed)
+    risks = parser.settings(RiskSettings, used, RISKS_STEM, failed)
     documents: list[AreaDocument] = []
     for name in sorted(used):
         stem = _stem(name)

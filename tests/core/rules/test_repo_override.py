@@ -153,6 +153,34 @@ def test_every_problem_is_reported_at_once() -> None:
     assert [p.split(":")[1] for p in found] == ["1", "8"], found
 
 
+def test_a_part_or_an_item_of_the_wrong_kind_hides_nothing_else() -> None:
+    # Before (issue 31), any error of the top level stopped the check there: lines 1, 3
+    # and 10 only. A refused `routing` is not the bundled one either: the area's label
+    # `mine` is not checked against pools the override meant to replace.
+    text = (
+        "disable: docs\n"
+        "areas:\n"
+        "  - just a string\n"
+        "  - id: hostile\n"
+        "    title: Hostile\n"
+        "    audience: whoever\n"
+        "    criticality: extreme\n"
+        "    match: {paths: ['weird/**']}\n"
+        "    routing: {labels: [mine]}\n"
+        "routing: [mine]\n"
+        "risks: {large_diff_lines: lots}\n"
+    )
+    assert problems(text) == [
+        f"{OVERRIDE_PATH}:1: disable: Input should be a valid list",
+        f"{OVERRIDE_PATH}:3: areas.0: Input should be a valid dictionary",
+        f"{OVERRIDE_PATH}:7: rule 'hostile': areas.1.criticality: Input should be 'low', "
+        "'medium', 'high' or 'critical'",
+        f"{OVERRIDE_PATH}:10: routing: Input should be a valid dictionary",
+        f"{OVERRIDE_PATH}:11: risks.large_diff_lines: Input should be a valid integer, "
+        "unable to parse string as an integer",
+    ]
+
+
 def test_a_valid_override_replaces_adds_disables_and_merges_settings() -> None:
     text = (
         "disable: [docs]\n"
