@@ -212,9 +212,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from bot.service.wiring import serve
+    from bot.service.wiring import StartError, serve
 
-    serve(load_settings(), host=args.host, port=args.port)
+    try:
+        serve(load_settings(), host=args.host, port=args.port)
+    except StartError as exc:
+        raise UsageError(str(exc)) from None
     return 0
 
 

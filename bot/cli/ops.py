@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,20 @@ def _db_path(args: argparse.Namespace) -> Path:
     return path
 
 
+@contextmanager
+def _database_errors(path: Path) -> Iterator[None]:
+    """A database that cannot be opened or read (not SQLite, not writable, locked) as
+    one line naming the file, not sqlite3's traceback."""
+    from bot.queue.sqlite_writer import CannotOpenDatabase, StoreUnavailable
+
+    try:
+        yield
+    except CannotOpenDatabase as exc:
+        raise OpsError(f"{path}: {exc.reason}") from None
+    except StoreUnavailable as exc:
+        raise OpsError(f"{path}: cannot read the database ({exc})") from None
+
+
 def _when(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -68,12 +84,14 @@ def _run_previews(args: argparse.Namespace) -> int:
 
     if args.last < 1:
         raise OpsError("--last must be ≥ 1")
-    ledger = Ledger(_db_path(args))
-    try:
-        rows = asyncio.run(ledger.stored_previews(repo=args.repo, number=args.pr,
-                                                  limit=args.last))
-    finally:
-        ledger.close()
+    path = _db_path(args)
+    with _database_errors(path):
+        ledger = Ledger(path)
+        try:
+            rows = asyncio.run(ledger.stored_previews(repo=args.repo, number=args.pr,
+                                                      limit=args.last))
+        finally:
+            ledger.close()
     if not rows:
         print("no dry-run previews stored" + _filter_text(args.repo, args.pr), file=sys.stderr)
         return 0
@@ -100,11 +118,13 @@ def _run_jobs_list(args: argparse.Namespace) -> int:
 
     from bot.queue.store import SqliteJobStore
 
-    store = SqliteJobStore(_db_path(args))
-    try:
-        jobs = asyncio.run(store.list_jobs("parked" if args.parked else None))
-    finally:
-        store.close()
+    path = _db_path(args)
+    with _database_errors(path):
+        store = SqliteJobStore(path)
+        try:
+            jobs = asyncio.run(store.list_jobs("parked" if args.parked else None))
+        finally:
+            store.close()
     shown = [job for job in jobs if job.state in JOB_LIST_STATES]
     if not shown:
         print("no parked jobs" if args.parked else "no pending jobs", file=sys.stderr)
@@ -112,8 +132,10 @@ def _run_jobs_list(args: argparse.Namespace) -> int:
     print("id\tstate\tkind\tpr\tattempts\tnext\tlast error")
     for job in shown:
         target = job.repo if job.number is None else f"{job.repo}#{job.number}"
+        # A parked job never runs again by itself (only `jobs retry` queues it): no next.
+        next_run = "-" if job.state == "parked" else _when(job.not_before)
         print(f"{job.id}\t{job.state}\t{job.kind}\t{target}\t{job.attempts}\t"
-              f"{_when(job.not_before)}\t{(job.last_error or '-').splitlines()[0][:200]}")
+              f"{next_run}\t{(job.last_error or '-').splitlines()[0][:200]}")
     return 0
 
 
@@ -122,20 +144,22 @@ def _run_jobs_retry(args: argparse.Namespace) -> int:
 
     from bot.queue.store import SqliteJobStore
 
-    store = SqliteJobStore(_db_path(args))
-    try:
-        if args.all_parked:
-            count = asyncio.run(store.requeue_parked())
-            print(f"requeued {count} parked job(s)")
-            return 0
-        job = asyncio.run(store.get(args.id))
-        if job is None:
-            raise OpsError(f"job {args.id}: no such job")
-        if job.state != "parked":
-            raise OpsError(f"job {args.id} is {job.state}, not parked: nothing to retry")
-        asyncio.run(store.requeue_parked([args.id]))
-    finally:
-        store.close()
+    path = _db_path(args)
+    with _database_errors(path):
+        store = SqliteJobStore(path)
+        try:
+            if args.all_parked:
+                count = asyncio.run(store.requeue_parked())
+                print(f"requeued {count} parked job(s)")
+                return 0
+            job = asyncio.run(store.get(args.id))
+            if job is None:
+                raise OpsError(f"job {args.id}: no such job")
+            if job.state != "parked":
+                raise OpsError(f"job {args.id} is {job.state}, not parked: nothing to retry")
+            asyncio.run(store.requeue_parked([args.id]))
+        finally:
+            store.close()
     print(f"requeued job {args.id} ({job.repo}#{job.number})")
     return 0
 

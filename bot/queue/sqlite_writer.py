@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -33,6 +34,17 @@ class StoreUnavailable(Exception):
     """The database cannot be reached or written; intake answers 503."""
 
 
+class CannotOpenDatabase(StoreUnavailable):
+    """The file cannot be opened as this store's database at all (a directory, not
+    SQLite, a directory that cannot be written): `reason` says which, in a few words,
+    for the one line `serve` and the operator's commands print."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
 class RerunOp(Exception):
     """Raised by a call to have what it did so far undone and to be run again, once (it
     tried an optimistic shortcut that turned out not to apply)."""
@@ -46,17 +58,7 @@ class SqliteWriter:
     def __init__(self, path: str, schema: str, *, busy_timeout_ms: int = 5000) -> None:
         # Calls made during the current tick of each event loop, not yet run.
         self._pending: dict[asyncio.AbstractEventLoop, list[_Op[Any]]] = {}
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode survives a process crash (kill -9): a commit is in the WAL
-        # file before the caller hears of it. Only an OS crash or power loss may drop the
-        # last commits (not yet fsynced); bot/queue's reconcile sweep repairs those.
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.executescript(schema)
+        self._conn = _open(path, schema, busy_timeout_ms)
         self._lock = threading.Lock()
         self._closed = False
         self._stop_checkpoints = threading.Event()
@@ -189,6 +191,54 @@ class SqliteWriter:
                 conn.rollback()
             return [(op, None, StoreUnavailable(f"sqlite: {exc}")) for op in batch]
         return outcomes
+
+
+def _open(path: str, schema: str, busy_timeout_ms: int) -> sqlite3.Connection:
+    """The connection, in WAL mode, with the schema; CannotOpenDatabase if the file
+    cannot be this database (sqlite3's own "unable to open database file" names no cause)."""
+    try:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as exc:
+        raise CannotOpenDatabase(path, _open_problem(Path(path), exc)) from None
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a process crash (kill -9): a commit is in the WAL
+        # file before the caller hears of it. Only an OS crash or power loss may drop the
+        # last commits (not yet fsynced); bot/queue's reconcile sweep repairs those.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        conn.executescript(schema)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise CannotOpenDatabase(path, _open_problem(Path(path), exc)) from None
+    return conn
+
+
+def _open_problem(path: Path, exc: BaseException) -> str:
+    """Why `path` cannot be opened, in a few words (checked in this order: what the path
+    is, its directory, then sqlite's own word)."""
+    if path.is_dir():
+        return "is a directory, not a database file"
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"cannot be created: {ancestor} is a file, not a directory"
+    if isinstance(exc, OSError):
+        return f"cannot create the directory {path.parent} ({exc.strerror or exc})"
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+        return "not a SQLite database"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        # Even an existing file needs it: its write-ahead log is created next to it.
+        return f"directory {path.parent} is not writable"
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return "the file is not readable and writable by this user"
+    if "unable to open" in str(exc):
+        return f"cannot create or open the file in {path.parent} (sqlite: {exc})"
+    return f"cannot use it as the database (sqlite: {exc})"
 
 
 class _Op(Generic[_T]):

@@ -6,9 +6,12 @@ import."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import logging
 import signal
+import socket
+import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,10 +22,11 @@ from bot.intake.http_protocol import guarded_protocol
 from bot.observe.logs import configure_logging, default_log_format, register_secret
 from bot.observe.metrics import Metrics
 from bot.queue.ledger import Ledger
+from bot.queue.sqlite_writer import CannotOpenDatabase
 from bot.queue.store import SqliteJobStore
 from bot.service.deferred_worker import DeferredWorker
 from bot.service.heap import keep_freed_heap
-from bot.settings.errors import SettingsError
+from bot.settings.errors import SettingsError, unknown_setting_lines
 from bot.settings.model import Settings
 from bot.view.lazy import LazyLabelView
 from bot.view.store import DigestStore, create_schema
@@ -36,6 +40,11 @@ if TYPE_CHECKING:
 # tests/service/test_startup.py keeps it so.
 
 log = logging.getLogger(__name__)
+
+
+class StartError(Exception):
+    """`serve` cannot start for a reason that is no setting (the port): one line, exit 2."""
+
 
 @dataclass
 class Service:
@@ -52,11 +61,83 @@ class Service:
         self.ledger.close()
 
 
-def check_paths(settings: Settings) -> None:
-    """The settings' paths that must exist, checked before the port opens (cheap); the
-    rules themselves are parsed with the worker, and a bad one shows in /readyz."""
+def check_start(settings: Settings) -> None:
+    """What a start with these settings would fail on, checked before the port opens
+    (cheap): the rules directory, App credentials that do not go together, an App key
+    that cannot be read or is no RSA key. The rules themselves are parsed with the
+    worker, and a bad one shows in /readyz; whether GitHub accepts the key is the
+    credential check's (bot/service/credentials.py). One line per problem."""
+    problems = settings.credential_problems()
     if not settings.rules_dir.is_dir():
-        raise SettingsError([f"DIGEST_RULES_DIR={settings.rules_dir}: not a directory"])
+        problems.insert(0, f"DIGEST_RULES_DIR={settings.rules_dir}: not a directory")
+    if settings.has_app_credentials:
+        key_problem = private_key_problem(settings)
+        if key_problem is not None:
+            problems.append(key_problem)
+    if problems:
+        raise SettingsError(problems)
+
+
+def private_key_problem(settings: Settings) -> str | None:
+    """Why the App's private key cannot sign the App's JWTs, naming the variable that
+    gives it and never quoting the key; None when it is a PEM RSA private key."""
+    if settings.private_key is not None:
+        where = "DIGEST_PRIVATE_KEY=(hidden)"
+    else:
+        where = f"DIGEST_PRIVATE_KEY_PATH={settings.private_key_path}"
+    try:
+        text = settings.private_key_text()
+    except OSError as exc:
+        return f"{where}: cannot read the private key ({exc.strerror or type(exc).__name__})"
+    except UnicodeDecodeError:
+        return f"{where}: cannot read the private key (not text: not a PEM key)"
+    if text is None:
+        return None
+    # Here, not at import: only a start with App credentials pays for it (~30 ms).
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        key = load_pem_private_key(text.encode(), password=None)
+    except TypeError:  # a passphrase is needed
+        return f"{where}: the private key is encrypted; give it without a passphrase"
+    except (ValueError, UnsupportedAlgorithm):
+        return f"{where}: not a PEM RSA private key (truncated, or not a key at all)"
+    if not isinstance(key, rsa.RSAPrivateKey):
+        return f"{where}: not an RSA private key (GitHub Apps sign with RS256)"
+    return None
+
+
+def bind_listening_sockets(host: str, port: int) -> list[socket.socket]:
+    """The sockets uvicorn serves on, bound (listening once uvicorn starts) before any
+    line says "listening": a port in use is one line, not uvicorn's error after the
+    start-up lines. Bound as asyncio's `create_server(host=, port=)` binds them (every
+    address the host resolves to, SO_REUSEADDR, IPv6 sockets IPv6-only)."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise StartError(f"--host {host}: cannot resolve it ({exc.strerror})") from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _name, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise StartError(
+                f"port {port} on {host} is taken (address already in use): stop what "
+                "listens there or choose another port with --port") from None
+        raise StartError(f"cannot listen on {host}:{port} "
+                         f"({exc.strerror or exc}); choose another with --host/--port") from None
+    return sockets
 
 
 def build_service(settings: Settings) -> Service:
@@ -112,26 +193,54 @@ def _exit_after_drain(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def _open_service(settings: Settings) -> Service:
+    """`build_service`, with a database that cannot be opened as one line naming
+    DIGEST_DB_PATH (sqlite3 alone says "unable to open database file" and no more)."""
+    try:
+        return build_service(settings)
+    except CannotOpenDatabase as exc:
+        raise SettingsError([f"DIGEST_DB_PATH={settings.db_path}: {exc.reason}"]) from None
+    except sqlite3.Error as exc:
+        raise SettingsError([f"DIGEST_DB_PATH={settings.db_path}: cannot use it as the "
+                             f"database (sqlite: {exc})"]) from None
+
+
 def serve(settings: Settings, *, host: str, port: int) -> None:
-    check_paths(settings)
+    check_start(settings)
     configure_logging(settings.log_level, settings.log_format or default_log_format())
-    service = build_service(settings)
+    for line in unknown_setting_lines():
+        log.warning(line)
+    service = _open_service(settings)
+    try:
+        sockets = bind_listening_sockets(host, port)
+    except StartError:
+        service.close()
+        raise
     # What lives as long as the process stays out of the collector's full passes; the
     # worker side freezes again once built (bot/service/deferred_worker.py says why).
     gc.freeze()
     keep_freed_heap()
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
-    log.info("pr-digest listening on http://%s:%d (%s: %s)", host, port, mode,
-             settings.mode_reason())
+    log.info("pr-digest listening on http://%s:%d (%s: %s)", host,
+             sockets[0].getsockname()[1], mode, settings.mode_reason())
+    config = uvicorn.Config(
+        service.app, host=host, port=port, log_config=None, access_log=False,
+        timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
+        http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
+                              body_timeout_seconds=settings.body_timeout_seconds,
+                              max_connections=settings.max_connections,
+                              ack_route=service.app.ack_route),
+    )
+    server = uvicorn.Server(config)
     try:
-        uvicorn.run(
-            service.app, host=host, port=port, log_config=None, access_log=False,
-            timeout_graceful_shutdown=int(settings.drain_seconds) + 5,
-            http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
-                                  body_timeout_seconds=settings.body_timeout_seconds,
-                                  max_connections=settings.max_connections,
-                                  ack_route=service.app.ack_route),
-        )
+        # What `uvicorn.run` does, on the sockets bound above.
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:
+        pass
     finally:
         service.close()
+        for sock in sockets:
+            sock.close()
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's STARTUP_FAILURE, as `uvicorn.run` exits

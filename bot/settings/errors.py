@@ -7,6 +7,9 @@ line naming that variable, its value (never a secret's) and what is expected.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr, ValidationError
@@ -92,4 +95,27 @@ def settings_error_lines(exc: ValidationError) -> list[str]:
             lines.append(f"{name}={_shown_value(field, error['input'])}: {_message(error)}")
         else:
             lines.append(f"{name}: {_message(error)}")
+    return lines
+
+
+def unknown_setting_lines(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per DIGEST_* variable that is no setting (pydantic-settings ignores it:
+    a misspelt `DIGEST_DRYRUN=1` would leave the service live), naming the closest
+    setting. Names are compared as pydantic-settings reads them, ignoring case; values
+    are never shown (a misspelt secret's would be)."""
+    from bot.settings.model import Settings
+
+    names = os.environ if environ is None else environ
+    known = [env_name(field) for field in Settings.model_fields]
+    lines: list[str] = []
+    for name in sorted(names):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in known:
+            continue
+        # Compared without the prefix every name shares, which would make any two close.
+        close = difflib.get_close_matches(upper[len(ENV_PREFIX):],
+                                          [k[len(ENV_PREFIX):] for k in known], n=1)
+        hint = (f"did you mean {ENV_PREFIX}{close[0]}?" if close
+                else "`digest-bot settings-table` lists them")
+        lines.append(f"{name}: not a setting, ignored; {hint}")
     return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,6 +16,7 @@ MIN_WEBHOOK_SECRET_CHARS = 16
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The login used until `GET /app` says the App's own (or `DIGEST_BOT_LOGIN` does).
 DEFAULT_BOT_LOGIN = "pr-digest[bot]"
+DEFAULT_GITHUB_API_URL = "https://api.github.com"
 
 
 class Settings(BaseSettings):
@@ -38,7 +40,7 @@ class Settings(BaseSettings):
         f" each at least {MIN_WEBHOOK_SECRET_CHARS} characters, so no secret may contain"
         " a comma); unset: unsigned deliveries are accepted only without any credential"))
     github_api_url: str = Field(
-        default="https://api.github.com", description="GitHub (Enterprise) API"
+        default=DEFAULT_GITHUB_API_URL, description="GitHub (Enterprise) API"
     )
     github_token: SecretStr | None = Field(
         default=None,
@@ -173,6 +175,20 @@ class Settings(BaseSettings):
         # `DIGEST_APP_ID=` in an env file means "not set", not "an invalid integer".
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("github_api_url", mode="before")
+    @classmethod
+    def _api_url_with_scheme(cls, value: object) -> object:
+        # `api.github.com` (no scheme) used to fail on first use only, each time retried
+        # as a transient error.
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            return DEFAULT_GITHUB_API_URL
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"must be an http(s) URL with a host, e.g. {DEFAULT_GITHUB_API_URL}")
+        return value.strip()
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:
@@ -229,6 +245,27 @@ class Settings(BaseSettings):
         """Dry-run when asked to, and always without App credentials: a plain token
         only authenticates reads (the service cannot verify deliveries or act as an App)."""
         return self.dry_run or not self.has_app_credentials
+
+    def credential_problems(self) -> list[str]:
+        """What keeps the credentials from making sense together, one line each naming
+        the variables (never a secret): half of the App's credentials (which would
+        silently run dry), or live without a webhook secret (every delivery refused).
+        `serve` refuses to start on any; none at all is the zero-config dry-run."""
+        key_set = self.private_key is not None or self.private_key_path is not None
+        if self.app_id is not None and not key_set:
+            return [f"DIGEST_APP_ID={self.app_id}: set without the App's private key: set "
+                    "DIGEST_PRIVATE_KEY or DIGEST_PRIVATE_KEY_PATH too (or unset "
+                    "DIGEST_APP_ID for a dry-run)"]
+        if self.app_id is None and key_set:
+            given = ("DIGEST_PRIVATE_KEY=(hidden)" if self.private_key is not None
+                     else f"DIGEST_PRIVATE_KEY_PATH={self.private_key_path}")
+            return [f"{given}: set without DIGEST_APP_ID: set DIGEST_APP_ID too (or unset "
+                    "the key for a dry-run)"]
+        if not self.effective_dry_run and self.webhook_secret is None:
+            return ["DIGEST_WEBHOOK_SECRET: not set, but App credentials make the service "
+                    "live, and live it refuses every delivery: set the App's webhook secret "
+                    "(or DIGEST_DRY_RUN=1)"]
+        return []
 
     def mode_reason(self) -> str:
         """Why the service runs live or in dry-run, for the startup line."""

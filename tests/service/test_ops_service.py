@@ -111,23 +111,26 @@ async def test_unreachable_github_is_transient_with_the_cause() -> None:
 
 
 @pytest.mark.slow
-def test_wrong_key_path_starts_not_ready_with_the_reason(tmp_path: Path) -> None:
-    missing = tmp_path / "nope.pem"
+def test_a_key_github_rejects_starts_not_ready_with_the_reason(tmp_path: Path) -> None:
+    # A key path that cannot be read no longer starts at all (issue 31:
+    # tests/service/test_fail_fast_start.py); a well-formed RSA key that is not the App's
+    # can only be found out by asking GitHub, after the port is open.
+    key_path = tmp_path / "other.pem"
+    key_path.write_text(_other_key())
     with FakeGitHubServer(e2e_state()) as url, ServiceProcess(
         url, tmp_path,
-        extra_env={"DIGEST_PRIVATE_KEY": "", "DIGEST_PRIVATE_KEY_PATH": str(missing)},
+        extra_env={"DIGEST_PRIVATE_KEY": "", "DIGEST_PRIVATE_KEY_PATH": str(key_path)},
     ) as svc:
         def not_ready() -> bool:
             response = httpx.get(f"{svc.url}/readyz", timeout=2)
-            return response.status_code == 503 and "DIGEST_PRIVATE_KEY_PATH" in response.text
+            return response.status_code == 503 and "rejected" in response.text
         wait_until(not_ready, timeout=10, message="readyz never said why")
         reason = httpx.get(f"{svc.url}/readyz", timeout=2).json()["reason"]
-        assert reason == (f"DIGEST_PRIVATE_KEY_PATH={missing}: cannot read the private key "
-                          "(No such file or directory)")
+        assert reason.startswith("GitHub rejected the App credentials (DIGEST_APP_ID, key)")
         assert httpx.get(f"{svc.url}/healthz", timeout=2).status_code == 200
     messages = [r.get("msg", "") for r in svc.log_records()]
     assert any("(live: App credentials" in m for m in messages)
-    assert any(m.startswith("GitHub App credentials do not work: DIGEST_PRIVATE_KEY_PATH=")
+    assert any(m.startswith("GitHub App credentials do not work: GitHub rejected")
                for m in messages)
 
 
