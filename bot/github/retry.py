@@ -39,7 +39,10 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
     "/app/installations",
     "/app/installations/{installation_id}/access_tokens",
     "/installation/repositories",
+    "/repos/{owner}/{repo}",
     "/repos/{owner}/{repo}/installation",
+    "/repos/{owner}/{repo}/commits/{ref}",
+    "/repos/{owner}/{repo}/tarball/{ref}",
     "/repos/{owner}/{repo}/pulls",
     "/repos/{owner}/{repo}/pulls/{number}",
     "/repos/{owner}/{repo}/pulls/{number}/files",
@@ -56,8 +59,9 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
 
 
 def _compile(template: str) -> re.Pattern[str]:
-    # Label names may hold "/" (vLLM's "ci/build"), and paths always can.
-    pattern = re.sub(r"\{(?:path|name)\}", ".+", template)
+    # Label names may hold "/" (vLLM's "ci/build"), paths always can, and so can a
+    # branch name ("release/v0.9": the path httpx reports has its %2F decoded).
+    pattern = re.sub(r"\{(?:path|name|ref)\}", ".+", template)
     pattern = re.sub(r"\{(?:number|comment_id|installation_id)\}", r"\\d+", pattern)
     return re.compile(re.sub(r"\{\w+\}", "[^/]+", pattern))
 

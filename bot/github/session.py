@@ -8,6 +8,10 @@ One `GitHubSessionFactory` lives for the process (built from `Settings` and
 
 githubkit reuses one HTTP connection only inside `async with client:` (the entered
 client lives in a ContextVar), so every job enters its own client here.
+Every HTTP request (each retry, each redirect hop) is counted in
+`digest_github_calls_total` by templated endpoint and status, `error` when no answer
+came (refused, timed out, DNS); it is logged at DEBUG only, and added to the running
+job's tally (`bot.observe.metrics.count_github_calls`) for its one summary line.
 githubkit mints installation tokens per client without a lock, so N concurrent
 jobs would mint N tokens: we mint through the App (JWT) client ourselves, under
 one lock per installation, and cache the token until shortly before it expires.
@@ -17,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,7 +38,9 @@ from githubkit import (
     UnauthAuthStrategy,
 )
 from githubkit.cache import MemCacheStrategy
+from githubkit.exception import RequestError
 from githubkit.response import Response
+from githubkit.throttling import BaseThrottler, LocalThrottler
 from githubkit_schemas.latest.models import (
     Installation,
     InstallationRepositoriesGetResponse200,
@@ -43,12 +51,52 @@ from bot.github.adapter import PER_PAGE, GitHubKitAdapter, split_repo, translate
 from bot.github.pacing import WritePacer
 from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
-from bot.observe.metrics import Metrics
+from bot.observe.metrics import CALL_ERROR, Metrics, note_github_call
 from bot.settings.model import Settings
 
 # Refresh this long before `expires_at` so a token never expires mid-job.
 TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
 WRITES_PER_MINUTE = 80
+# githubkit's own default: at most this many requests in flight per client.
+MAX_CONCURRENT_REQUESTS = 100
+# Our marks on a request's httpx extensions (httpcore reads only the keys it knows). A
+# followed redirect's request shares the first one's extensions: its hop is labelled
+# after the endpoint we called (codeload's path is not GitHub's API), e.g.
+# `GET /repos/{owner}/{repo}/tarball/{ref} (redirect)`.
+_STARTED = "pr_digest_started"
+_ORIGIN = "pr_digest_origin"
+_ENDPOINT = "pr_digest_endpoint"
+REDIRECT_SUFFIX = " (redirect)"
+
+log = logging.getLogger(__name__)
+
+
+class _FailureCountingThrottler(BaseThrottler):
+    """githubkit's default throttler, which also reports each request that got no
+    answer: the response hooks never see those (refused, timed out, DNS)."""
+
+    def __init__(self, on_failure: Callable[[httpx.Request, httpx.RequestError, float], None]
+                 ) -> None:
+        self._inner = LocalThrottler(MAX_CONCURRENT_REQUESTS)
+        self._on_failure = on_failure
+
+    @contextmanager
+    def acquire(self, request: httpx.Request) -> Generator[None, Any, Any]:
+        with self._inner.acquire(request):
+            yield
+
+    @asynccontextmanager
+    async def async_acquire(self, request: httpx.Request) -> AsyncGenerator[None, Any]:
+        async with self._inner.async_acquire(request):
+            started = time.perf_counter()
+            try:
+                yield
+            except RequestError as exc:
+                # githubkit wraps what `send` raised; a transport failure is an httpx one
+                # (anything else, e.g. an App key that cannot sign, sent nothing).
+                if isinstance(exc.exc, httpx.RequestError):
+                    self._on_failure(request, exc.exc, time.perf_counter() - started)
+                raise
 
 
 class GitHubSessionFactory:
@@ -82,6 +130,9 @@ class GitHubSessionFactory:
     # --- clients -----------------------------------------------------------
 
     def _client(self, auth: BaseAuthStrategy, metrics_key: str) -> GitHub[Any]:
+        async def on_request(request: httpx.Request) -> None:
+            self._mark(request)
+
         async def on_response(response: httpx.Response) -> None:
             self._record(response, metrics_key)
 
@@ -93,20 +144,62 @@ class GitHubSessionFactory:
             http_cache=False,
             cache_strategy=self._cache,
             auto_retry=self._retry,
-            async_event_hooks={"response": [on_response]},
+            async_event_hooks={"request": [on_request], "response": [on_response]},
+            throttler=_FailureCountingThrottler(self._record_failure),
         )
+
+    def _endpoint(self, request: httpx.Request) -> str:
+        """`METHOD /templated/route`: the metric label and the per-call log field."""
+        return f"{request.method} {template_path(request.url.path, self._base_path)}"
+
+    def _mark(self, request: httpx.Request) -> None:
+        """Before each hop is sent: its start time and its endpoint label."""
+        marks = request.extensions
+        origin = marks.get(_ORIGIN)
+        if origin is None:
+            marks[_ORIGIN] = marks[_ENDPOINT] = self._endpoint(request)
+        else:
+            marks[_ENDPOINT] = f"{origin}{REDIRECT_SUFFIX}"
+        marks[_STARTED] = time.perf_counter()
+
+    def _labelled(self, request: httpx.Request) -> tuple[str, float]:
+        marks = request.extensions
+        endpoint = marks.get(_ENDPOINT)
+        started = marks.get(_STARTED)
+        seconds = time.perf_counter() - started if isinstance(started, float) else 0.0
+        return (endpoint if isinstance(endpoint, str) else self._endpoint(request)), seconds
 
     def _record(self, response: httpx.Response, metrics_key: str) -> None:
         request = response.request
-        endpoint = f"{request.method} {template_path(request.url.path, self._base_path)}"
-        self._metrics.github_calls.labels(
-            endpoint=endpoint, status=str(response.status_code)
-        ).inc()
-        remaining = response.headers.get("x-ratelimit-remaining")
-        if remaining is not None and remaining.isdigit():
-            self._metrics.rate_limit_remaining.labels(installation=metrics_key).set(
-                int(remaining)
-            )
+        endpoint, seconds = self._labelled(request)
+        status = response.status_code
+        self._metrics.github_calls.labels(endpoint=endpoint, status=str(status)).inc()
+        header = response.headers.get("x-ratelimit-remaining")
+        remaining = int(header) if header is not None and header.isdigit() else None
+        if remaining is not None:
+            self._metrics.rate_limit_remaining.labels(installation=metrics_key).set(remaining)
+        note_github_call(request.method, status, seconds, remaining)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("github call %s %d", endpoint, status, extra={
+                "endpoint": endpoint, "status": status,
+                "duration_ms": round(seconds * 1000, 1), "rate_limit_remaining": remaining})
+
+    def _record_failure(self, sent: httpx.Request, exc: httpx.RequestError,
+                        seconds: float) -> None:
+        """A request that got no answer: counted with status `error`."""
+        try:
+            request = exc.request  # the hop that failed (a redirect's, maybe)
+        except RuntimeError:  # httpx raises when no request was attached
+            request = sent
+        endpoint, hop_seconds = self._labelled(request)
+        if _STARTED in request.extensions:
+            seconds = hop_seconds
+        self._metrics.github_calls.labels(endpoint=endpoint, status=CALL_ERROR).inc()
+        note_github_call(request.method, None, seconds)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("github call %s failed: %s", endpoint, type(exc).__name__, extra={
+                "endpoint": endpoint, "status": CALL_ERROR,
+                "duration_ms": round(seconds * 1000, 1)})
 
     def _pacer(self, key: str) -> WritePacer:
         if key not in self._pacers:

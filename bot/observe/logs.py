@@ -327,9 +327,34 @@ def default_log_format() -> LogFormat:
     return "console" if sys.stderr.isatty() else "json"
 
 
+# Loggers that write a line per HTTP request at INFO: httpx's "HTTP Request: GET … 200
+# OK" for every GitHub call. Their lines become DEBUG; each job's line sums its calls.
+PER_CALL_LOGGERS = ("httpx",)
+
+
+class DemoteToDebug(logging.Filter):
+    """On a logger: its INFO records become DEBUG ones, dropped unless DEBUG is on
+    (the logger's own level check passed them as INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def demote_per_call_loggers() -> None:
+    """Install `DemoteToDebug` on `PER_CALL_LOGGERS` (once each)."""
+    for name in PER_CALL_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, DemoteToDebug) for f in logger.filters):
+            logger.addFilter(DemoteToDebug())
+
+
 def configure_logging(level: str | int = "INFO", fmt: LogFormat = "json") -> logging.Handler:
     """Route the root logger to stderr (JSON lines or console). Idempotent: replaces our
-    handler."""
+    handler. Per-request lines (httpx's) are DEBUG, see `PER_CALL_LOGGERS`."""
+    demote_per_call_loggers()
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, "_pr_digest", False):

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.observe.logs import bind_log_context, redact
-from bot.observe.metrics import Metrics
+from bot.observe.metrics import GitHubCallTally, Metrics, count_github_calls
 from bot.queue.store import Job, JobStore, StoreUnavailable
 
 Processor = Callable[[Job], Awaitable[None]]
@@ -191,10 +191,11 @@ class Worker:
         started = time.perf_counter()
         heartbeat = asyncio.create_task(self._keep_lease(job), name=f"lease-{job.id}")
         try:
-            # Handler lines (and the GitHub calls they make) carry the job and delivery ids.
+            # Handler lines (and the GitHub calls they make) carry the job and delivery ids;
+            # the calls are logged at DEBUG each, and summed on the job's one line.
             with bind_log_context(job=job.id, delivery=job.delivery_id, repo=job.repo,
-                                  pr=job.number):
-                await self._run_job(job, context, started)
+                                  pr=job.number), count_github_calls() as calls:
+                await self._run_job(job, context, started, calls)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -215,13 +216,14 @@ class Worker:
                             extra={"job": job.id, "repo": job.repo, "pr": job.number})
                 return
 
-    async def _run_job(self, job: Job, context: dict[str, object], started: float) -> None:
+    async def _run_job(self, job: Job, context: dict[str, object], started: float,
+                       calls: GitHubCallTally) -> None:
         try:
             await self._process(job)
         except asyncio.CancelledError:
             # Drain ran out: hand the job back untouched, it reruns on the next start.
             await asyncio.shield(self._store.release(job.id, attempts=job.attempts))
-            self._observe(job, "released", started, context)
+            self._observe(job, "released", started, context, calls)
             raise
         except Exception as exc:
             retry_after = retry_after_of(exc)
@@ -233,25 +235,29 @@ class Worker:
             updated = await self._store.fail(job.id, error, retry_at, attempts=job.attempts,
                                              park=park)
             if updated is None:
-                self._observe(job, "stale", started, {**context, "error": error})
+                self._observe(job, "stale", started, {**context, "error": error}, calls)
                 return
             outcome = "parked" if updated.state == "parked" else "retry"
-            self._observe(job, outcome, started, {**context, "error": error})
+            self._observe(job, outcome, started, {**context, "error": error}, calls)
             if outcome == "parked":
                 await self._refresh_gauges()
         else:
             # A run that lost its lease completes nothing: the job's current run decides.
             done = await self._store.complete(job.id, attempts=job.attempts)
-            self._observe(job, "ok" if done else "stale", started, context)
+            self._observe(job, "ok" if done else "stale", started, context, calls)
 
     def _observe(
-        self, job: Job, outcome: str, started: float, context: dict[str, object]
+        self, job: Job, outcome: str, started: float, context: dict[str, object],
+        calls: GitHubCallTally,
     ) -> None:
         elapsed = time.perf_counter() - started
         self._metrics.job_seconds.labels(kind=job.kind, outcome=outcome).observe(elapsed)
         level = logging.INFO if outcome in ("ok", "released") else logging.WARNING
+        # The job's one summary line: its outcome and its GitHub calls (by method and
+        # status class, their total time, the rate limit left).
         log.log(level, "job %s", outcome, extra={
             **context, "outcome": outcome, "duration_ms": round(elapsed * 1000, 1),
+            **calls.log_fields(),
         })
 
     async def _refresh_gauges(self) -> None:
