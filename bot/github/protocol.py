@@ -130,11 +130,12 @@ class GitHubError(Exception):
         self.retry_after = retry_after
 
 
-def is_transient(exc: GitHubError) -> bool:
-    """Worth retrying the job for: GitHub did not answer, failed, or asked us to wait.
-    Anything else (a 4xx but 401) is GitHub refusing this request for good."""
-    return (isinstance(exc, RateLimited | UncertainWrite)
-            or exc.status == 0 or exc.status >= 500)
+def is_refusal(exc: GitHubError) -> bool:
+    """GitHub answered and refused this one request for good: a 4xx other than rejected
+    credentials and rate limits. Anything else (no answer, 5xx, 429, 401) is worth
+    failing the job for: it is retried, or parked with its reason."""
+    return (400 <= exc.status < 500 and exc.status != 401
+            and not isinstance(exc, RateLimited | UncertainWrite))
 
 
 class BadCredentials(GitHubError):

@@ -27,7 +27,6 @@ from bot.core.render.sticky import (
 from bot.core.routing.reviewers import plan_labels
 from bot.core.vocabulary import Lang
 from bot.github.protocol import (
-    BadCredentials,
     GitHubAPI,
     GitHubError,
     NotFound,
@@ -35,7 +34,7 @@ from bot.github.protocol import (
     RateLimited,
     UncertainWrite,
     Unprocessable,
-    is_transient,
+    is_refusal,
 )
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
@@ -266,10 +265,8 @@ async def _apply_area_labels(
         for label in plan.remove:
             await gh.remove_label(pr.repo, pr.number, label)
             removed.append(label)
-    except BadCredentials:
-        raise
     except GitHubError as exc:
-        if is_transient(exc):
+        if not is_refusal(exc):
             raise
         # Labels are best effort, like review requests: a refusal never costs the digest.
         log.warning("area labels refused: %s", exc, extra={

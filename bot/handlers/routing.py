@@ -18,11 +18,10 @@ from bot.core.routing.reviewers import RoutingPlan, RoutingRequest, choose_revie
 from bot.core.rules import RuleSet
 from bot.core.vocabulary import Lang, RoutingOutcome
 from bot.github.protocol import (
-    BadCredentials,
     GitHubAPI,
     GitHubError,
     PullRequest,
-    is_transient,
+    is_refusal,
 )
 from bot.handlers.context import HandlerContext, permission_of
 
@@ -104,10 +103,8 @@ async def _request_best_effort(gh: GitHubAPI, pr: PullRequest, plan: RoutingPlan
     users, teams = list(plan.users), list(plan.teams)
     try:
         await gh.request_reviewers(pr.repo, pr.number, users, teams)
-    except BadCredentials:
-        raise
     except GitHubError as exc:
-        if is_transient(exc):
+        if not is_refusal(exc):
             raise
         log.warning(
             "review request refused; asking one by one: %s", exc,
@@ -128,10 +125,8 @@ async def _request_best_effort(gh: GitHubAPI, pr: PullRequest, plan: RoutingPlan
             await gh.request_reviewers(
                 pr.repo, pr.number, [] if is_team else [name], [name] if is_team else []
             )
-        except BadCredentials:
-            raise
         except GitHubError as exc:
-            if is_transient(exc):
+            if not is_refusal(exc):
                 raise
             refused.append(name)
             log.warning(
