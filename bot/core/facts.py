@@ -46,6 +46,8 @@ class PullRequestFacts(BaseModel):
     author: str = ""
     labels: tuple[str, ...] = ()
     base_ref: str = "main"
+    # The base commit: the repository's own config (CI, owners, labels) is read there.
+    base_sha: str = ""
     head_sha: str = ""
     draft: bool = False
     state: str = "open"

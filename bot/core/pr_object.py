@@ -95,6 +95,7 @@ def facts_from_pull_request(
         author=pr.user.login if pr.user else "",
         labels=tuple(label.name for label in pr.labels),
         base_ref=pr.base.ref,
+        base_sha=pr.base.sha,
         head_sha=pr.head.sha,
         draft=pr.draft,
         state=pr.state,

@@ -40,6 +40,7 @@ from bot.github.protocol import (
     Permission,
     PullRequest,
     ReactionContent,
+    TreeEntry,
 )
 from bot.github.retry import translate_error
 
@@ -47,6 +48,7 @@ T = TypeVar("T")
 PER_PAGE = 100
 _SHA = re.compile(r"[0-9a-f]{40}")
 _PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
+_TREE_TYPES = frozenset({"blob", "tree", "commit"})
 
 
 def split_repo(repo: str) -> tuple[str, str]:
@@ -68,6 +70,7 @@ def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> P
         author_is_bot=bool(user and user.type == "Bot"),
         labels=tuple(label.name for label in pr.labels),
         base_ref=pr.base.ref,
+        base_sha=pr.base.sha,
         head_sha=pr.head.sha,
         draft=bool(pr.draft),
         state=pr.state,
@@ -220,6 +223,31 @@ class GitHubKitAdapter:
             return base64.b64decode(content.content).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             return None
+
+    async def get_tree(self, repo: str, sha: str) -> list[TreeEntry]:
+        owner, name = split_repo(repo)
+        async with translated():
+            response = await self._gh.rest.git.async_get_tree(owner, name, sha)
+            tree = response.parsed_data
+        return [
+            TreeEntry(path=item.path, type=cast(Any, item.type), sha=item.sha,
+                      size=item.size if isinstance(item.size, int) else None)
+            for item in tree.tree
+            if item.type in _TREE_TYPES and isinstance(item.path, str)
+            and isinstance(item.sha, str)
+        ]
+
+    async def get_blob(self, repo: str, sha: str) -> bytes:
+        owner, name = split_repo(repo)
+        async with translated():
+            response = await self._gh.rest.git.async_get_blob(owner, name, sha)
+            blob = response.parsed_data
+        if blob.encoding != "base64":
+            return blob.content.encode("utf-8")
+        try:
+            return base64.b64decode(blob.content)
+        except binascii.Error as exc:
+            raise GitHubError(f"blob {sha} of {repo}: undecodable content") from exc
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         owner, name = split_repo(repo)

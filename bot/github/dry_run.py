@@ -8,7 +8,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.core.facts import ChangedFile
-from bot.github.protocol import GitHubAPI, IssueComment, Permission, PullRequest, ReactionContent
+from bot.github.protocol import (
+    GitHubAPI,
+    IssueComment,
+    Permission,
+    PullRequest,
+    ReactionContent,
+    TreeEntry,
+)
 
 log = logging.getLogger(__name__)
 PREVIEW_LOG_LINES = 4
@@ -101,3 +108,9 @@ class DryRunGitHub:
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         return await self._inner.list_open_pulls(repo, limit)
+
+    async def get_tree(self, repo: str, sha: str) -> list[TreeEntry]:
+        return await self._inner.get_tree(repo, sha)
+
+    async def get_blob(self, repo: str, sha: str) -> bytes:
+        return await self._inner.get_blob(repo, sha)

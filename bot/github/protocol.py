@@ -45,6 +45,19 @@ class PullRequest(BaseModel):
     html_url: str = ""
     # The repository's visibility: the label view shows a private one only to a token.
     private: bool = False
+    # The commit the PR is compared against: the repository's config is read there.
+    base_sha: str = ""
+
+
+class TreeEntry(BaseModel):
+    """One entry of a git tree (GitHub's "get a tree", not recursive)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str  # the entry's name within its tree
+    type: Literal["blob", "tree", "commit"]
+    sha: str
+    size: int | None = None  # blobs only
 
 
 class IssueComment(BaseModel):
@@ -95,6 +108,14 @@ class GitHubAPI(Protocol):
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         """Open PRs, most recently updated first (for the reconcile sweep and load counts)."""
+        ...
+
+    async def get_tree(self, repo: str, sha: str) -> list[TreeEntry]:
+        """The entries of one tree, named by its own SHA or a commit's; NotFound if absent."""
+        ...
+
+    async def get_blob(self, repo: str, sha: str) -> bytes:
+        """A blob's bytes by SHA (git objects are immutable: cacheable forever)."""
         ...
 
 

@@ -55,6 +55,8 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
     "/repos/{owner}/{repo}/issues/{number}/labels/{name}",
     "/repos/{owner}/{repo}/collaborators/{username}/permission",
     "/repos/{owner}/{repo}/contents/{path}",
+    "/repos/{owner}/{repo}/git/trees/{sha}",
+    "/repos/{owner}/{repo}/git/blobs/{sha}",
 )
 
 

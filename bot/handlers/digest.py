@@ -285,7 +285,8 @@ async def _apply_area_labels(
 def _facts(pr: PullRequest, files: list[ChangedFile]) -> PullRequestFacts:
     return PullRequestFacts(
         repo=pr.repo, number=pr.number, title=pr.title, body=pr.body, author=pr.author,
-        labels=pr.labels, base_ref=pr.base_ref, head_sha=pr.head_sha, draft=pr.draft,
+        labels=pr.labels, base_ref=pr.base_ref, base_sha=pr.base_sha, head_sha=pr.head_sha,
+        draft=pr.draft,
         state=pr.state, changed_files=pr.changed_files, additions=pr.additions,
         deletions=pr.deletions, files=tuple(files),
     )

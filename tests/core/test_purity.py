@@ -104,6 +104,8 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "label_view": {"vocabulary"},
     "pr_object": {"facts"},
     "routing": {"vocabulary"},
+    # The repository's own config files (.buildkite, CODEOWNERS, mergify, PR template).
+    "repo_config": {"facts", "reading", "rules", "vocabulary"},
     "reading": {"facts", "vocabulary"},
     "repo_index": {"facts", "reading"},
     "findings": {"reading", "repo_index", "vocabulary"},
@@ -111,8 +113,8 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "commands": {"render", "vocabulary"},
     "rules": {"facts", "reading", "render", "routing", "vocabulary"},
     "judging": {"facts", "reading", "render", "rules", "vocabulary"},
-    "digest": {"facts", "findings", "judging", "reading", "render", "repo_index", "routing",
-               "rules", "vocabulary"},
+    "digest": {"facts", "findings", "judging", "reading", "render", "repo_config",
+               "repo_index", "routing", "rules", "vocabulary"},
 }
 
 

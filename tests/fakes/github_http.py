@@ -188,6 +188,18 @@ def get_content(call: Call) -> Reply:
     return Reply(200, responses.content_file(call.repo, call.params["path"], text, branch))
 
 
+def get_tree(call: Call) -> Reply:
+    sha = call.params["sha"]
+    entries = call.state.tree(call.repo, sha)
+    found = call.state.repos[call.repo]
+    return Reply(200, responses.git_tree(call.repo, found.commits.get(sha, sha), entries))
+
+
+def get_blob(call: Call) -> Reply:
+    sha = call.params["sha"]
+    return Reply(200, responses.git_blob(call.repo, sha, call.state.blob(call.repo, sha)))
+
+
 def get_repo(call: Call) -> Reply:
     repo = call.state.repos.get(call.repo)
     if repo is None:
@@ -282,6 +294,8 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("DELETE", f"{R}/issues/{{number:int}}/labels/{{name:path}}", remove_label, "token"),
     ("GET", f"{R}/collaborators/{{username}}/permission", get_permission, "token"),
     ("GET", f"{R}/contents/{{path:path}}", get_content, "token"),
+    ("GET", f"{R}/git/trees/{{sha}}", get_tree, "token"),
+    ("GET", f"{R}/git/blobs/{{sha}}", get_blob, "token"),
     ("GET", R, get_repo, "token"),
     ("GET", f"{R}/commits/{{ref}}", get_commit_sha, "token"),
     ("GET", f"{R}/tarball/{{ref}}", get_tarball, "token"),

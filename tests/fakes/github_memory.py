@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from bot.core.facts import ChangedFile
 from bot.github.protocol import (
@@ -21,6 +21,7 @@ from bot.github.protocol import (
     PullRequest,
     RateLimited,
     ReactionContent,
+    TreeEntry,
     Unprocessable,
 )
 from tests.fakes.github_state import FakeComment, FakeGitHubState, FakeHTTPError, FakePull
@@ -33,6 +34,7 @@ def pull_to_protocol(pull: FakePull, *, private: bool = False) -> PullRequest:
         repo=pull.repo, number=pull.number, title=pull.title, body=pull.body,
         author=pull.author, author_is_bot=pull.author_type == "Bot",
         labels=tuple(pull.labels), base_ref=pull.base, head_sha=pull.head_sha,
+        base_sha=pull.base_sha,
         draft=pull.draft, state=pull.state, merged=pull.merged,
         changed_files=len(pull.files), additions=pull.additions, deletions=pull.deletions,
         requested_users=tuple(pull.requested_users),
@@ -148,6 +150,18 @@ class MemoryGitHub:
                                    f"/repos/{repo}/contents/{path}", text)
         except NotFound:
             return None
+
+    async def get_tree(self, repo: str, sha: str) -> list[TreeEntry]:
+        def entries() -> list[TreeEntry]:
+            return [TreeEntry(path=name, type=cast(Any, kind), sha=entry_sha, size=size)
+                    for name, kind, entry_sha, size in self.state.tree(repo, sha)]
+        return await self._run("GET", "/repos/{owner}/{repo}/git/trees/{sha}",
+                               f"/repos/{repo}/git/trees/{sha}", entries)
+
+    async def get_blob(self, repo: str, sha: str) -> bytes:
+        return await self._run("GET", "/repos/{owner}/{repo}/git/blobs/{sha}",
+                               f"/repos/{repo}/git/blobs/{sha}",
+                               lambda: self.state.blob(repo, sha))
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         def pulls() -> list[PullRequest]:

@@ -10,6 +10,7 @@ that into its own failure (an exception or an HTTP response).
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import random
 import secrets
 import time
@@ -76,6 +77,7 @@ class FakePull:
     requested_users: list[str] = field(default_factory=list)
     requested_teams: list[str] = field(default_factory=list)
     reviews: list[tuple[str, str]] = field(default_factory=list)  # (login, state)
+    base_sha: str = "b" * 40
 
     @property
     def additions(self) -> int:
@@ -100,6 +102,11 @@ class FakeRepo:
     private: bool = False
     head_sha: str = "c" * 40  # the default branch's head commit
     tarball: bytes | None = None  # its source archive (GET .../tarball/{ref}); None: 404
+    # Git objects, hashed as git does: commit SHA -> root tree SHA, tree SHA -> entries
+    # (name, type, sha, size), blob SHA -> bytes. Filled by FakeGitHubState.add_commit.
+    commits: dict[str, str] = field(default_factory=dict)
+    trees: dict[str, list[tuple[str, str, str, int | None]]] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -196,6 +203,40 @@ class FakeGitHubState:
         )
         self.pulls[(repo, number)] = pull
         return pull
+
+    def add_commit(self, repo: str, files: dict[str, str | bytes], *,
+                   sha: str | None = None) -> str:
+        """A commit holding exactly `files` (path -> content); returns its SHA. Trees and
+        blobs get git's own object SHAs, so an unchanged folder keeps its tree SHA."""
+        self.add_repo(repo)
+        found = self.repos[repo]
+        nested: dict[str, Any] = {}
+        for path, content in files.items():
+            *dirs, name = path.split("/")
+            node = nested
+            for part in dirs:
+                node = node.setdefault(part, {})
+            node[name] = content.encode() if isinstance(content, str) else content
+        root = _store_tree(found, nested)
+        seed = f"commit {root} {len(found.commits)}".encode()
+        commit = sha or hashlib.sha1(seed, usedforsecurity=False).hexdigest()
+        found.commits[commit] = root
+        return commit
+
+    def tree(self, repo: str, sha: str) -> list[tuple[str, str, str, int | None]]:
+        found = self.repos.get(repo)
+        if found is None:
+            raise FakeHTTPError(404, "Not Found")
+        sha = found.commits.get(sha, sha)
+        if sha not in found.trees:
+            raise FakeHTTPError(404, "Not Found")
+        return found.trees[sha]
+
+    def blob(self, repo: str, sha: str) -> bytes:
+        found = self.repos.get(repo)
+        if found is None or sha not in found.blobs:
+            raise FakeHTTPError(404, "Not Found")
+        return found.blobs[sha]
 
     def add_comment(self, repo: str, number: int, author: str, body: str,
                     *, author_type: str = "User") -> FakeComment:
@@ -413,3 +454,25 @@ class FakeGitHubState:
             raise FakeHTTPError(404, "Not Found")
         pulls = [p for p in self.pulls.values() if p.repo == repo and p.state == "open"]
         return sorted(pulls, key=lambda p: (p.updated_at, p.number), reverse=True)
+
+
+def _git_sha(kind: str, data: bytes) -> str:
+    header = f"{kind} {len(data)}".encode() + b"\0"
+    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+
+
+def _store_tree(repo: FakeRepo, nested: dict[str, Any]) -> str:
+    entries: list[tuple[str, str, str, int | None]] = []
+    raw = b""
+    for name in sorted(nested):
+        value = nested[name]
+        if isinstance(value, dict):
+            sha, mode, kind, size = _store_tree(repo, value), b"40000", "tree", None
+        else:
+            sha, mode, kind, size = _git_sha("blob", value), b"100644", "blob", len(value)
+            repo.blobs[sha] = value
+        entries.append((name, kind, sha, size))
+        raw += mode + b" " + name.encode() + b"\0" + bytes.fromhex(sha)
+    tree_sha = _git_sha("tree", raw)
+    repo.trees[tree_sha] = entries
+    return tree_sha

@@ -89,7 +89,7 @@ def _repository(repo: FakeRepo | None, full_name: str, template: JSON) -> JSON:
 def _branch(pull: FakePull, repo: FakeRepo | None, part: str, template: JSON) -> JSON:
     owner = pull.repo.split("/", 1)[0]
     ref = pull.base if part == "base" else f"{pull.author}-branch"
-    sha = pull.head_sha if part == "head" else "b" * 40
+    sha = pull.head_sha if part == "head" else pull.base_sha
     template.update(ref=ref, sha=sha, label=f"{owner}:{ref}",
                     user=user(owner, user_type="Organization", user_id=_user_id(owner)),
                     repo=_repository(repo, pull.repo, template["repo"]))
@@ -200,6 +200,27 @@ def content_file(repo: str, path: str, text: str, branch: str) -> JSON:
         "download_url": f"https://raw.githubusercontent.com/{repo}/{branch}/{path}",
         "_links": {"self": url, "git": git_url, "html": html_url},
     }
+
+
+def git_tree(repo: str, sha: str, entries: list[tuple[str, str, str, int | None]]) -> JSON:
+    """GET /repos/{owner}/{repo}/git/trees/{tree_sha}, as GitHub's REST docs show it."""
+    items: list[JSON] = []
+    for name, kind, entry_sha, size in entries:
+        item: JSON = {"path": name, "mode": "040000" if kind == "tree" else "100644",
+                      "type": kind, "sha": entry_sha,
+                      "url": f"{API}/repos/{repo}/git/{kind}s/{entry_sha}"}
+        if size is not None:
+            item["size"] = size
+        items.append(item)
+    return {"sha": sha, "url": f"{API}/repos/{repo}/git/trees/{sha}", "tree": items,
+            "truncated": False}
+
+
+def git_blob(repo: str, sha: str, data: bytes) -> JSON:
+    encoded = base64.b64encode(data).decode()
+    wrapped = "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n"
+    return {"content": wrapped, "encoding": "base64", "url": f"{API}/repos/{repo}/git/blobs/{sha}",
+            "sha": sha, "size": len(data), "node_id": "B_" + sha[:12]}
 
 
 def integration(app_id: int, slug: str) -> JSON:

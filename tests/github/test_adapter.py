@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 import traceback
@@ -207,6 +208,25 @@ async def test_default_branch_file_is_decoded(state: FakeGitHubState, url: str) 
     async with make_factory(url).for_installation(1) as gh:
         assert await gh.get_default_branch_file(REPO, ".github/pr-digest.yml") == text
         assert await gh.get_default_branch_file(REPO, "missing.yml") is None
+
+
+async def test_trees_and_blobs_at_a_commit(state: FakeGitHubState, url: str) -> None:
+    text = "* @alice\n/docs/ @bob\n" + "# 名前\n" * 100
+    base = state.add_commit(REPO, {".github/CODEOWNERS": text, "setup.py": "x = 1\n"})
+    async with make_factory(url).for_installation(1) as gh:
+        root = {e.path: e for e in await gh.get_tree(REPO, base)}
+        assert {name: e.type for name, e in root.items()} == {".github": "tree",
+                                                              "setup.py": "blob"}
+        inner = await gh.get_tree(REPO, root[".github"].sha)
+        assert [(e.path, e.type, e.size) for e in inner] == [
+            ("CODEOWNERS", "blob", len(text.encode()))]
+        # git's object SHA, so a cache keyed by it is keyed by content
+        assert inner[0].sha == hashlib.sha1(
+            b"blob %d\0" % len(text.encode()) + text.encode(), usedforsecurity=False
+        ).hexdigest()
+        assert (await gh.get_blob(REPO, inner[0].sha)).decode() == text
+        with pytest.raises(NotFound):
+            await gh.get_tree(REPO, "0" * 40)
 
 
 async def test_reviews_and_open_pulls(state: FakeGitHubState, url: str) -> None:

@@ -28,6 +28,9 @@ REPO = "vllm-project/vllm"
 PULL = "/repos/{owner}/{repo}/pulls/{number}"
 COMMENTS = "/repos/{owner}/{repo}/issues/{number}/comments"
 TARBALL = "/repos/{owner}/{repo}/tarball/{ref}"
+BASE = "e" * 40
+# git's own SHA of the blob "* @alice\n"
+OWNERS_BLOB = "5bb02230eb23687fb3fc24b75d2c4183e6c86f71"
 
 
 @pytest.fixture
@@ -36,6 +39,7 @@ def state(server: FakeGitHubServer) -> FakeGitHubState:
     s.installations = {1: "vllm-project"}
     repo = s.add_repo(REPO, files={".github/pr-digest.yaml": "rules: {}\n"})
     repo.tarball = b"\x1f\x8b" + b"\0" * 300
+    s.add_commit(REPO, {".github/CODEOWNERS": "* @alice\n"}, sha=BASE)
     s.add_pull(REPO, 1, title="[Core] Fix", files=["vllm/core.py"], labels=["v1"])
     s.add_review(REPO, 1, "alice")
     s.set_permission(REPO, "alice", "write")
@@ -83,6 +87,8 @@ CALLS: dict[str, Callable[[GitHubKitAdapter, int], Awaitable[Any]]] = {
     "get_default_branch_file": lambda gh, _: gh.get_default_branch_file(
         REPO, ".github/pr-digest.yaml"),
     "list_open_pulls": lambda gh, _: gh.list_open_pulls(REPO),
+    "get_tree": lambda gh, _: gh.get_tree(REPO, BASE),
+    "get_blob": lambda gh, _: gh.get_blob(REPO, OWNERS_BLOB),
     "default_branch_head": lambda gh, _: gh.default_branch_head(REPO),
     "tarball": _read_tarball,
 }

@@ -1,0 +1,1 @@
+"""The repository's own configuration, read at the PR's base."""
