@@ -14,7 +14,7 @@ import hashlib
 import random
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -204,7 +204,7 @@ class FakeGitHubState:
         self.pulls[(repo, number)] = pull
         return pull
 
-    def add_commit(self, repo: str, files: dict[str, str | bytes], *,
+    def add_commit(self, repo: str, files: Mapping[str, str | bytes], *,
                    sha: str | None = None) -> str:
         """A commit holding exactly `files` (path -> content); returns its SHA. Trees and
         blobs get git's own object SHAs, so an unchanged folder keeps its tree SHA."""

@@ -1,0 +1,235 @@
+"""Read the repository's own config files at a PR's base commit, cheaply and never fatally.
+
+One walk (`read_config_files`) over two sources: the git trees and blobs of a commit
+through GitHub (`GitTreeSource`), or a checkout on disk (`DirectorySource`, for
+`digest-bot digest --repo-dir`). Git objects are immutable, so trees and blobs are
+cached by SHA across jobs: on a warm cache a new base commit costs one call (its root
+tree); an unchanged `.github/` or `.buildkite/` folder keeps its tree SHA and costs
+nothing more. A call that fails degrades that file to a problem note; the digest goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from cachetools import LRUCache
+
+from bot.core.repo_config.files import (
+    CI_CONFIG_PATH,
+    CODEOWNERS_PATHS,
+    JOB_FILE_SUFFIXES,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
+    MERGIFY_PATHS,
+    TEMPLATE_PATHS,
+    ConfigFiles,
+    decode,
+    job_dirs,
+)
+from bot.github.protocol import GitHubAPI, GitHubError, NotFound
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "blob" | "tree"
+    key: str  # the object's SHA, or its path on disk
+    size: int | None = None
+
+
+class TreeSource(Protocol):
+    async def entries(self, directory: str) -> dict[str, Entry] | None:
+        """name -> entry of one directory ("" is the root); None when it is absent."""
+        ...
+
+    async def read(self, entry: Entry) -> bytes: ...
+
+
+@dataclass
+class GitObjectCache:
+    """Trees and blobs by SHA, shared by every job of the process (bounded)."""
+
+    trees: LRUCache[str, dict[str, Entry]] = field(
+        default_factory=lambda: LRUCache(maxsize=2_000))
+    blobs: LRUCache[str, bytes] = field(
+        default_factory=lambda: LRUCache(maxsize=64 * 1024 * 1024, getsizeof=len))
+
+
+class GitTreeSource:
+    """A commit's files through the trees and blobs API, cached by object SHA."""
+
+    def __init__(self, gh: GitHubAPI, repo: str, commit: str, cache: GitObjectCache) -> None:
+        self._gh, self._repo, self._commit, self._cache = gh, repo, commit, cache
+        self.calls = 0
+
+    async def _tree(self, sha: str) -> dict[str, Entry]:
+        cached = self._cache.trees.get(sha)
+        if cached is not None:
+            return cached
+        self.calls += 1
+        listed = await self._gh.get_tree(self._repo, sha)
+        tree = {e.path: Entry(e.type, e.sha, e.size) for e in listed}
+        self._cache.trees[sha] = tree
+        return tree
+
+    async def entries(self, directory: str) -> dict[str, Entry] | None:
+        tree = await self._tree(self._commit)
+        for part in filter(None, directory.split("/")):
+            entry = tree.get(part)
+            if entry is None or entry.kind != "tree":
+                return None
+            tree = await self._tree(entry.key)
+        return tree
+
+    async def read(self, entry: Entry) -> bytes:
+        cached = self._cache.blobs.get(entry.key)
+        if cached is not None:
+            return cached
+        self.calls += 1
+        data = await self._gh.get_blob(self._repo, entry.key)
+        if len(data) <= MAX_FILE_BYTES:
+            self._cache.blobs[entry.key] = data
+        return data
+
+
+class DirectorySource:
+    """A checkout (or an unpacked sdist) on disk. Symlinks are not followed out of it."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root.resolve()
+
+    async def entries(self, directory: str) -> dict[str, Entry] | None:
+        return await asyncio.to_thread(self._entries, directory)
+
+    async def read(self, entry: Entry) -> bytes:
+        return await asyncio.to_thread(self._read, entry)
+
+    def _entries(self, directory: str) -> dict[str, Entry] | None:
+        path = (self._root / directory).resolve()
+        if not path.is_relative_to(self._root) or not path.is_dir():
+            return None
+        found: dict[str, Entry] = {}
+        with os.scandir(path) as listing:
+            for item in listing:
+                real = Path(item.path).resolve()
+                if not real.is_relative_to(self._root):
+                    continue
+                if real.is_dir():
+                    found[item.name] = Entry("tree", str(real))
+                elif real.is_file():
+                    found[item.name] = Entry("blob", str(real), real.stat().st_size)
+        return found
+
+    def _read(self, entry: Entry) -> bytes:
+        with Path(entry.key).open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+
+
+class _ReadFailed(Exception):
+    def __init__(self, path: str, cause: Exception) -> None:
+        super().__init__(path)
+        self.path, self.cause = path, cause
+
+
+@dataclass
+class _Walk:
+    source: TreeSource
+    texts: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    total: int = 0
+
+    async def read_file(self, path: str) -> bool:
+        try:
+            return await self._read_file(path)
+        except (GitHubError, OSError) as exc:
+            raise _ReadFailed(path, exc) from exc
+
+    async def _read_file(self, path: str) -> bool:
+        directory, _, name = path.rpartition("/")
+        listing = await self.source.entries(directory)
+        entry = listing.get(name) if listing else None
+        if entry is None or entry.kind != "blob":
+            return False
+        if len(self.texts) >= MAX_FILES or self.total >= MAX_TOTAL_BYTES:
+            self.problems.append(f"{path}: over the {MAX_FILES}-file config budget; skipped")
+            return True
+        if entry.size is not None and entry.size > MAX_FILE_BYTES:
+            self.problems.append(
+                f"{path}: {entry.size:,} bytes, over the {MAX_FILE_BYTES:,}-byte cap; skipped")
+            return True
+        text, problem = decode(path, await self.source.read(entry))
+        if text is None:
+            self.problems.append(problem)
+        else:
+            self.texts[path] = text
+            self.total += len(text)
+        return True
+
+    async def first_of(self, paths: tuple[str, ...]) -> None:
+        for path in paths:
+            if await self.read_file(path):
+                return
+
+    async def job_files(self) -> None:
+        if not await self.read_file(CI_CONFIG_PATH) or CI_CONFIG_PATH not in self.texts:
+            return
+        problem, dirs = job_dirs(self.texts[CI_CONFIG_PATH])
+        if problem:
+            self.problems.append(problem)
+        for directory in dirs:
+            listing = await self.source.entries(directory)
+            if listing is None:
+                self.problems.append(f"{CI_CONFIG_PATH}: job dir {directory} is missing")
+                continue
+            for name in sorted(listing):
+                if name.endswith(JOB_FILE_SUFFIXES) and listing[name].kind == "blob":
+                    await self.read_file(f"{directory}/{name}")
+
+
+async def read_config_files(source: TreeSource, label: str) -> ConfigFiles:
+    """Every config file the digest reads, from `source`. Never raises for GitHub's
+    errors: what could not be read is a problem line, and the rest is kept."""
+    walk = _Walk(source)
+    try:
+        if await source.entries("") is None:
+            return ConfigFiles(source=label, problems=(f"{label}: no such commit or folder",))
+    except (GitHubError, OSError) as exc:
+        return ConfigFiles(source=label, problems=(f"{label}: could not be read ({_why(exc)})",))
+    for paths in (CODEOWNERS_PATHS, MERGIFY_PATHS, TEMPLATE_PATHS):
+        try:
+            await walk.first_of(paths)
+        except _ReadFailed as failed:
+            walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
+    try:
+        await walk.job_files()
+    except _ReadFailed as failed:
+        walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
+    return ConfigFiles(source=label, texts=walk.texts, problems=tuple(walk.problems))
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, NotFound):
+        return "not found"
+    status = getattr(exc, "status", 0)
+    return f"HTTP {status}" if status else type(exc).__name__
+
+
+async def config_at_base(
+    gh: GitHubAPI, repo: str, base_sha: str, cache: GitObjectCache
+) -> tuple[ConfigFiles | None, int]:
+    """The config files at `base_sha` and the GitHub calls it took; None without a base."""
+    if not base_sha:
+        return None, 0
+    source = GitTreeSource(gh, repo, base_sha, cache)
+    files = await read_config_files(source, f"base {base_sha[:7]}")
+    if files.problems:
+        log.info("repository config read with problems", extra={
+            "repo": repo, "base": base_sha[:7], "problems": len(files.problems)})
+    return files, source.calls
