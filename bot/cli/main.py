@@ -10,13 +10,16 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from bot.cli.ops import OpsError, add_operator_commands
 from bot.core.vocabulary import LANGS, Lang
 from bot.settings.errors import SettingsError, load_settings, settings_error_lines
+
+if TYPE_CHECKING:
+    from bot.core.repo_config.config import RepoConfig
 
 # The digest engine is imported by the commands that use it, not at start: `serve` must
 # answer /healthz quickly and builds its engine on the worker thread (bot/service/wiring.py).
@@ -160,6 +163,10 @@ def _parser() -> argparse.ArgumentParser:
     digest.add_argument("--lang", choices=LANGS, default=None)
     digest.add_argument("--rules", type=Path, default=None, help="rules directory")
     digest.add_argument("--explain", action="store_true", help="open the rule trace")
+    digest.add_argument(
+        "--repo-dir", type=Path, default=None, metavar="DIR",
+        help="offline: read the repository's own config (CODEOWNERS, .buildkite/, "
+        ".github/) from this checkout, as the service reads it at the PR's base")
     digest.add_argument("--post", action="store_true", help="online: write the sticky comment")
     digest.add_argument(
         "--index", type=Path, default=None,
@@ -287,10 +294,25 @@ def _run_digest(args: argparse.Namespace) -> int:
         # process (`run`): out of the collector's full passes, which walked it all
         # during the digest. The digest's own garbage is still collected.
         gc.freeze()
-    digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context)
+    config = _repo_config(args.repo_dir) if args.repo_dir is not None else None
+    digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context,
+                          repo_config=config)
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0
+
+
+def _repo_config(directory: Path) -> RepoConfig:
+    """The repository's own config (CODEOWNERS, CI, ...) from a checkout or unpacked sdist."""
+    import asyncio
+
+    from bot.core.repo_config.config import read_repo_config
+    from bot.handlers.repo_config import DirectorySource, read_config_files
+
+    if not directory.is_dir():
+        raise UsageError(f"--repo-dir {directory}: not a directory")
+    files = asyncio.run(read_config_files(DirectorySource(directory), f"checkout {directory}"))
+    return read_repo_config(files)
 
 
 def _digest_defaults(args: argparse.Namespace) -> tuple[Lang, Path]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.findings import Digest
+from bot.core.findings import Digest, Owners
 from bot.core.judging.risks import assess_risks, weigh_areas
 from bot.core.judging.verdict import judge_verdict, rank_areas
 from bot.core.reading.body import parse_body
@@ -25,6 +25,11 @@ from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
 from bot.core.vocabulary import Lang, Reviewers, RoutingOutcome
 
+if TYPE_CHECKING:
+    # Only its type: a digest without the repository's config imports no YAML or
+    # pathspec (tests/core/test_digest_imports.py).
+    from bot.core.repo_config.config import RepoConfig
+
 MAX_START_FILES = 3
 # Where a reader would not start: tests, docs, CI and packaging.
 _NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
@@ -40,6 +45,7 @@ def build_digest(
     extra_notes: tuple[str, ...] = (),
     link_titles: Mapping[tuple[str, int], str] | None = None,
     repo_context: RepoContext | None = None,
+    repo_config: RepoConfig | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest.
 
@@ -80,12 +86,28 @@ def build_digest(
         routing=routing,
         trace=matched.trace,
         repo_context=repo_context if repo_context and not repo_context.empty else None,
+        owners=_owners(facts, repo_config),
+        repo_config_source=repo_config.source if repo_config else "",
+        repo_config_problems=repo_config.problems if repo_config else (),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
         deletions=facts.total_deletions,
         explain=explain,
     )
+
+
+def _owners(facts: PullRequestFacts, config: RepoConfig | None) -> Owners | None:
+    if config is None or config.codeowners is None:
+        return None
+    from bot.core.repo_config.codeowners import owners_for  # pathspec: only when asked
+
+    paths = [f.filename for f in facts.files]
+    # A rename moves code out of its old owner's reach: they are asked too.
+    paths += [f.previous_filename for f in facts.files if f.previous_filename]
+    found = owners_for(config.codeowners, paths)
+    return Owners(users=found.users, teams=found.teams, by_file=tuple(found.by_file),
+                  unowned=found.unowned)
 
 
 def linked_work(facts: PullRequestFacts) -> tuple[Link, ...]:
@@ -161,6 +183,17 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
         "repo_context": (
             digest.repo_context.model_dump(mode="json") if digest.repo_context else None
+        ),
+        # The base's CODEOWNERS on the changed files: {users, teams, by_file} or None.
+        "owners": (
+            {"users": list(digest.owners.users), "teams": list(digest.owners.teams),
+             "by_file": {path: list(owners) for path, owners in digest.owners.by_file}}
+            if digest.owners else None
+        ),
+        # Where the repository's own config was read, and what in it was refused.
+        "repo_config": (
+            {"source": digest.repo_config_source, "problems": list(digest.repo_config_problems)}
+            if digest.repo_config_source else None
         ),
         "files_total": digest.files_total,
         "additions": digest.additions,

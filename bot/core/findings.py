@@ -20,6 +20,17 @@ from bot.core.vocabulary import (
 )
 
 
+class Owners(BaseModel):
+    """Code owners of the changed files (GitHub's CODEOWNERS semantics)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    users: tuple[str, ...] = ()
+    teams: tuple[str, ...] = ()
+    by_file: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (path, owners as written)
+    unowned: tuple[str, ...] = ()
+
+
 class Digest(BaseModel):
     """The whole reading guide for one PR at one head SHA. Rendered to Markdown and JSON."""
 
@@ -54,6 +65,10 @@ class Digest(BaseModel):
     trace: tuple[TraceEntry, ...] = ()
     # From the default branch's symbol index; None when there is no index.
     repo_context: RepoContext | None = None
+    # The changed files' owners by the base's CODEOWNERS; None when it was not read.
+    owners: Owners | None = None
+    repo_config_source: str = ""
+    repo_config_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
     files_total: int = 0
     additions: int = 0

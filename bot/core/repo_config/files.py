@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.core.rules.yaml_source import YamlProblem, read_yaml
+from bot.core.repo_config.codeowners import CODEOWNERS_PATHS
 
-# GitHub's lookup order for CODEOWNERS: .github/, then the root, then docs/.
-CODEOWNERS_PATHS: tuple[str, ...] = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+__all__ = ["CODEOWNERS_PATHS", "ConfigFiles", "decode", "job_dirs"]
 # Mergify reads the first of these it finds (docs.mergify.com, "Configuration file").
 MERGIFY_PATHS: tuple[str, ...] = (".mergify.yml", ".mergify/config.yml", ".github/mergify.yml")
 # GitHub's PR template locations; the name is case-insensitive there, these are the two
@@ -61,6 +60,8 @@ class ConfigFiles:
 
 def job_dirs(ci_config_text: str) -> tuple[str, tuple[str, ...]]:
     """ci_config.yaml's `job_dirs` (normalised, at most MAX_JOB_DIRS), and a problem or ""."""
+    from bot.core.rules.yaml_source import YamlProblem, read_yaml
+
     try:
         data = read_yaml(ci_config_text).data
     except YamlProblem as exc:
