@@ -16,10 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.core.repo_config.codeowners import CODEOWNERS_PATHS
+from bot.core.repo_config.mergify import MERGIFY_PATHS
 
-__all__ = ["CODEOWNERS_PATHS", "ConfigFiles", "decode", "job_dirs"]
-# Mergify reads the first of these it finds (docs.mergify.com, "Configuration file").
-MERGIFY_PATHS: tuple[str, ...] = (".mergify.yml", ".mergify/config.yml", ".github/mergify.yml")
+__all__ = ["CODEOWNERS_PATHS", "MERGIFY_PATHS", "ConfigFiles", "decode", "job_dirs"]
 # GitHub's PR template locations; the name is case-insensitive there, these are the two
 # spellings repositories use.
 TEMPLATE_PATHS: tuple[str, ...] = (
@@ -35,6 +34,7 @@ MAX_FILE_BYTES = 512 * 1024
 MAX_FILES = 200
 MAX_TOTAL_BYTES = 8 * 1024 * 1024
 MAX_JOB_DIRS = 20
+MAX_JOB_DEPTH = 4  # ci_config job dirs: vLLM nests one level (hardware_tests/intel_xpu_ci)
 
 
 @dataclass(frozen=True)
