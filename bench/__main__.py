@@ -1,6 +1,7 @@
 """`python -m bench`: the quick benchmarks (engine and matching); intake has its own CLI.
 
-`python -m bench quality [...]` runs the digest-quality report instead (bench/bench_quality.py).
+`python -m bench quality [...]` runs the digest-quality report instead (bench/bench_quality.py);
+`python -m bench repo-config [...]` the repository-config report (bench/bench_repo_config.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from bench import bench_engine, bench_match, bench_quality
 
 if sys.argv[1:2] == ["quality"]:
     sys.exit(bench_quality.main(sys.argv[2:]))
+if sys.argv[1:2] == ["repo-config"]:
+    from bench import bench_repo_config
+
+    sys.exit(bench_repo_config.main(sys.argv[2:]))
 print("== rule matching (bench.bench_match) ==")
 bench_match.main()
 print("\n== whole digest (bench.bench_engine) ==")

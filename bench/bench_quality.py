@@ -169,6 +169,8 @@ class Report:
     found_total: int = 0
     found_right: int = 0
     not_scored: Counter[str] = field(default_factory=Counter)
+    # Areas the digest found that no case's truth can name (added after the labelling).
+    found_unscorable: Counter[str] = field(default_factory=Counter)
     no_area: int = 0
     visible_lines: list[int] = field(default_factory=list)
     open_items: list[int] = field(default_factory=list)
@@ -205,6 +207,7 @@ class Report:
                 "right": self.found_right,
             },
             "not_scored_tags": dict(sorted(self.not_scored.items())),
+            "found_unscorable": dict(sorted(self.found_unscorable.items())),
             "no_area": self.no_area,
             "median_visible_lines": _median(self.visible_lines),
             "median_open_items": _median(self.open_items),
@@ -282,6 +285,10 @@ def measure(
     cases: Iterable[Case], rules: RuleSet, digest_of: Callable[[Case], Digest] | None = None
 ) -> Report:
     vocabulary = frozenset(area.id for area in rules.areas)
+    cases = list(cases)
+    # What the labellers could name: an area no truth uses was not an option for them,
+    # so finding it is neither right nor wrong (listed, not scored).
+    labelled = frozenset(TAG_TO_AREA.get(tag, tag) for case in cases for tag in case.truth)
     report = Report()
     for case in cases:
         digest = digest_of(case) if digest_of else build_digest(case.facts, rules, "en")
@@ -301,15 +308,20 @@ def measure(
             report.with_decision += bool(getattr(digest, "decisions", ())) and any(
                 _DECISION_MARK in line for line in shown
             )
-        _score_areas(case, digest, vocabulary, report)
+        _score_areas(case, digest, vocabulary, labelled, report)
         _score_risks(case, digest, report)
     return report
 
 
-def _score_areas(case: Case, digest: Digest, vocabulary: frozenset[str], report: Report) -> None:
+def _score_areas(
+    case: Case, digest: Digest, vocabulary: frozenset[str], labelled: frozenset[str],
+    report: Report,
+) -> None:
     truth = _truth_areas(case, vocabulary, report)
     found = {area.id for area in digest.areas}
     report.no_area += not found
+    report.found_unscorable.update(found - labelled)
+    found &= labelled
     report.recall_total += len(truth)
     report.recall_hits += len(truth & found)
     original = truth & ORIGINAL_AREAS
@@ -376,7 +388,8 @@ def format_report(summary: dict[str, Any], title: str) -> str:
             f"(original 15 areas only: {_pct(summary['area_recall_original_areas'])}), "
             f"precision: {_pct(summary['area_precision'])} {summary['area_counts']}; "
             f"PRs with no area: {summary['no_area']}",
-            f"not scored (truth tags outside the area ids): {summary['not_scored_tags']}",
+            f"not scored (truth tags outside the area ids): {summary['not_scored_tags']}; "
+            f"found, no truth can name them: {summary['found_unscorable']}",
             f"median visible lines: {summary['median_visible_lines']}, "
             f"median open items: {summary['median_open_items']}",
             f"posted digests naming a patch/body symbol: {_pct(summary['names_symbol_share'])}, "

@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.findings import Digest, Owners
+from bot.core.findings import CiPlan, CiStepRef, Digest, Owners, RepoLabel
 from bot.core.judging.risks import assess_risks, weigh_areas
 from bot.core.judging.verdict import judge_verdict, rank_areas
 from bot.core.reading.body import parse_body
@@ -23,7 +23,7 @@ from bot.core.render.i18n import t
 from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
-from bot.core.vocabulary import Lang, Reviewers, RoutingOutcome
+from bot.core.vocabulary import AreaMatch, Lang, Reviewers, RoutingOutcome
 
 if TYPE_CHECKING:
     # Only its type: a digest without the repository's config imports no YAML or
@@ -54,13 +54,16 @@ def build_digest(
     body = parse_body(facts.body)
     symbols = extract_symbols(facts.files)
     mentions = find_mentions(facts.body, facts.files, symbols)
-    matched = match_areas(facts, rules, lang)
+    owners, ci, repo_labels = _from_repo_config(facts, repo_config)
+    # Labels Mergify will add are label signals for the areas, as real ones are.
+    labelled = _with_labels(facts, repo_labels)
+    matched = match_areas(labelled, rules, lang)
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
     risks = assess_risks(facts, body, areas, rules.risks, lang)
     call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
-    routed_by = _ordered_union((*facts.labels, *area_labels))
+    routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
         repo=facts.repo,
         number=facts.number,
@@ -80,13 +83,15 @@ def build_digest(
         links=_titled(linked_work(facts), link_titles or {}),
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),
-        ci_areas=_ordered_union(ci for area in areas for ci in area.ci_areas),
+        ci_areas=_ci_areas(ci, areas),
+        ci=ci,
+        repo_labels=repo_labels,
         reviewers=_without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
         repo_context=repo_context if repo_context and not repo_context.empty else None,
-        owners=_owners(facts, repo_config),
+        owners=owners,
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
@@ -97,17 +102,38 @@ def build_digest(
     )
 
 
-def _owners(facts: PullRequestFacts, config: RepoConfig | None) -> Owners | None:
-    if config is None or config.codeowners is None:
-        return None
-    from bot.core.repo_config.codeowners import owners_for  # pathspec: only when asked
+def _from_repo_config(
+    facts: PullRequestFacts, config: RepoConfig | None
+) -> tuple[Owners | None, CiPlan | None, tuple[RepoLabel, ...]]:
+    """What the base's CODEOWNERS, pipeline and Mergify rules say about this PR."""
+    if config is None:
+        return None, None, ()
+    from bot.core.repo_config import for_digest  # YAML and pathspec: only when asked
 
-    paths = [f.filename for f in facts.files]
-    # A rename moves code out of its old owner's reach: they are asked too.
-    paths += [f.previous_filename for f in facts.files if f.previous_filename]
-    found = owners_for(config.codeowners, paths)
-    return Owners(users=found.users, teams=found.teams, by_file=tuple(found.by_file),
-                  unowned=found.unowned)
+    owners = for_digest.code_owners(config.codeowners, facts) if config.codeowners else None
+    ci = (
+        for_digest.ci_plan(config.pipeline, facts, config.source)
+        if config.pipeline and config.pipeline.steps else None
+    )
+    labels = for_digest.repo_labels(config.mergify, facts) if config.mergify else ()
+    return owners, ci, labels
+
+
+def _with_labels(facts: PullRequestFacts, labels: tuple[RepoLabel, ...]) -> PullRequestFacts:
+    if not labels:
+        return facts
+    return facts.model_copy(
+        update={"labels": _ordered_union((*facts.labels, *(x.label for x in labels)))}
+    )
+
+
+def _ci_areas(ci: CiPlan | None, areas: Sequence[AreaMatch]) -> tuple[str, ...]:
+    """The pipeline's own selection when the base's was read, else the rules' lists."""
+    if ci is not None:
+        from bot.core.repo_config.for_digest import ci_area_names
+
+        return ci_area_names(ci)
+    return _ordered_union(ci for area in areas for ci in area.ci_areas)
 
 
 def linked_work(facts: PullRequestFacts) -> tuple[Link, ...]:
@@ -190,6 +216,10 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
              "by_file": {path: list(owners) for path, owners in digest.owners.by_file}}
             if digest.owners else None
         ),
+        # The base's CI pipeline on this PR's paths, or None when it was not read.
+        "ci": _ci_json(digest.ci) if digest.ci else None,
+        # Labels the base's Mergify rules will add: [{label, rule}].
+        "repo_labels": [label.model_dump() for label in digest.repo_labels],
         # Where the repository's own config was read, and what in it was refused.
         "repo_config": (
             {"source": digest.repo_config_source, "problems": list(digest.repo_config_problems)}
@@ -199,6 +229,27 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "additions": digest.additions,
         "deletions": digest.deletions,
         "markdown": markdown,
+    }
+
+
+def _ci_json(ci: CiPlan) -> dict[str, Any]:
+    def step(ref: CiStepRef) -> dict[str, Any]:
+        return {"label": ref.label, "key": ref.key, "file": ref.file, "device": ref.device,
+                "gpus": ref.gpus, "nightly": ref.nightly, "optional": ref.optional,
+                "matched": list(ref.matched)}
+
+    return {
+        "steps": [step(s) for s in ci.steps],
+        "broad_count": ci.broad_count,
+        "broad_through": list(ci.broad_through),
+        "run_all": ci.run_all,
+        "docs_only": ci.docs_only,
+        "not_run": {
+            "nightly": [step(s) for s in ci.nightly],
+            "optional": [step(s) for s in ci.optional],
+            "tests_without_step": list(ci.tests_without_step),
+        },
+        "source": ci.source,
     }
 
 

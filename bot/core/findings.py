@@ -31,6 +31,46 @@ class Owners(BaseModel):
     unowned: tuple[str, ...] = ()
 
 
+class CiStepRef(BaseModel):
+    """One Buildkite step the base's pipeline would run (or offer) for this PR."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    key: str = ""
+    file: str = ""  # the job file that defines it (.buildkite/test_areas/<area>.yaml)
+    device: str = ""  # "" when the step names none: the generic GPU queue
+    gpus: int = 0
+    nightly: bool = False
+    optional: bool = False
+    matched: tuple[str, ...] = ()  # the dependency entries that reached it
+
+
+class CiPlan(BaseModel):
+    """What the base's CI pipeline does with this PR's paths (pipeline_generator's selection)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    steps: tuple[CiStepRef, ...] = ()  # run on the PR, reached through a narrow entry
+    broad_count: int = 0  # other steps that run, reached only through a catch-all
+    broad_through: tuple[str, ...] = ()
+    run_all: bool = False
+    docs_only: bool = False
+    nightly: tuple[CiStepRef, ...] = ()  # narrow matches the PR build does not run
+    optional: tuple[CiStepRef, ...] = ()  # narrow matches waiting for a manual unblock
+    tests_without_step: tuple[str, ...] = ()
+    source: str = ""
+
+
+class RepoLabel(BaseModel):
+    """A label the base's Mergify rules put on this PR."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    rule: str
+
+
 class Digest(BaseModel):
     """The whole reading guide for one PR at one head SHA. Rendered to Markdown and JSON."""
 
@@ -67,6 +107,9 @@ class Digest(BaseModel):
     repo_context: RepoContext | None = None
     # The changed files' owners by the base's CODEOWNERS; None when it was not read.
     owners: Owners | None = None
+    # The base's CI pipeline and Mergify labels; None / () when they were not read.
+    ci: CiPlan | None = None
+    repo_labels: tuple[RepoLabel, ...] = ()
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"

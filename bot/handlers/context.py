@@ -18,6 +18,7 @@ from bot.core.commands.permissions import (
 from bot.core.vocabulary import Lang
 from bot.github.protocol import GitHubAPI
 from bot.handlers.converged import ConvergedSink
+from bot.handlers.repo_config import RepoConfigCache
 from bot.handlers.repo_rules import RulesProvider
 from bot.observe.metrics import Metrics
 from bot.repo_index.lookup import IndexLookup
@@ -49,6 +50,8 @@ class HandlerContext:
     # Titles of the PRs a description links to ("" when it is not a PR): a title rarely
     # changes, and every digest of a PR would otherwise read them again.
     link_titles: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(3600.0))
+    # The repository's own config (CI, CODEOWNERS, Mergify) read at each PR's base.
+    repo_configs: RepoConfigCache = field(default_factory=RepoConfigCache)
     # Maintainers' commands and everyone else's are budgeted apart: outsiders can never
     # spend (and so deny) a maintainer's budget (issue 8, item 3).
     command_budget: CommandBudget = field(init=False)

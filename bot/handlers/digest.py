@@ -38,6 +38,7 @@ from bot.github.protocol import (
 )
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
+from bot.handlers.repo_config import repo_config_at_base
 from bot.handlers.routing import route_pull_request
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ async def sync_pull_request(
     rules = repo_rules.rules
     notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
     facts = _facts(pr, files)
+    # CI, owners and labels as the base states them: a PR cannot rewrite its own.
+    config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
     titles = await linked_titles(gh, ctx, facts)
@@ -118,7 +121,7 @@ async def sync_pull_request(
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
     digest = await asyncio.to_thread(
         build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
-        repo_context=context, link_titles=titles,
+        repo_context=context, link_titles=titles, repo_config=config,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -165,7 +168,7 @@ async def sync_pull_request(
         other_notes = (repo_config_note(problem, other),) if problem else ()
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
-            repo_context=context, link_titles=titles,
+            repo_context=context, link_titles=titles, repo_config=config,
         ).model_copy(update=extras)
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))

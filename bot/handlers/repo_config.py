@@ -11,20 +11,23 @@ nothing more. A call that fails degrades that file to a problem note; the digest
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from cachetools import LRUCache
 
+from bot.core.repo_config.config import RepoConfig, read_repo_config
 from bot.core.repo_config.files import (
     CI_CONFIG_PATH,
     CODEOWNERS_PATHS,
     JOB_FILE_SUFFIXES,
     MAX_FILE_BYTES,
     MAX_FILES,
+    MAX_JOB_DEPTH,
     MAX_TOTAL_BYTES,
     MERGIFY_PATHS,
     TEMPLATE_PATHS,
@@ -184,13 +187,24 @@ class _Walk:
         if problem:
             self.problems.append(problem)
         for directory in dirs:
-            listing = await self.source.entries(directory)
-            if listing is None:
+            if await self.source.entries(directory) is None:
                 self.problems.append(f"{CI_CONFIG_PATH}: job dir {directory} is missing")
                 continue
-            for name in sorted(listing):
-                if name.endswith(JOB_FILE_SUFFIXES) and listing[name].kind == "blob":
-                    await self.read_file(f"{directory}/{name}")
+            await self._job_dir(directory, 0)
+
+    async def _job_dir(self, directory: str, depth: int) -> None:
+        """The job files under `directory` at any depth, as the generator's os.walk
+        finds them; bounded by MAX_JOB_DEPTH and the file budget."""
+        listing = await self.source.entries(directory) or {}
+        for name in sorted(listing):
+            path = f"{directory}/{name}"
+            if listing[name].kind == "blob" and name.endswith(JOB_FILE_SUFFIXES):
+                await self.read_file(path)
+            elif listing[name].kind == "tree":
+                if depth + 1 > MAX_JOB_DEPTH:
+                    self.problems.append(f"{path}: deeper than {MAX_JOB_DEPTH} levels; skipped")
+                else:
+                    await self._job_dir(path, depth + 1)
 
 
 async def read_config_files(source: TreeSource, label: str) -> ConfigFiles:
@@ -233,3 +247,45 @@ async def config_at_base(
         log.info("repository config read with problems", extra={
             "repo": repo, "base": base_sha[:7], "problems": len(files.problems)})
     return files, source.calls
+
+
+@dataclass
+class RepoConfigCache:
+    """Per process: git objects by SHA, and parsed configs by their files' content, so a
+    new base whose config files did not change costs neither a read nor a parse."""
+
+    objects: GitObjectCache = field(default_factory=GitObjectCache)
+    parsed: LRUCache[str, RepoConfig] = field(default_factory=lambda: LRUCache(maxsize=32))
+
+
+def _content_key(files: ConfigFiles) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(files.texts):
+        for part in (path, files.texts[path]):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\0")
+    for problem in files.problems:
+        digest.update(problem.encode("utf-8", "surrogatepass") + b"\1")
+    return digest.hexdigest()
+
+
+async def parsed_config(files: ConfigFiles, cache: RepoConfigCache) -> RepoConfig:
+    """`files` parsed (off the event loop: the pipeline's YAML takes ~0.1 s), or the
+    parse of the same content kept from an earlier base."""
+    key = _content_key(files)
+    found = cache.parsed.get(key)
+    if found is None:
+        found = await asyncio.to_thread(read_repo_config, files)
+        cache.parsed[key] = found
+    return replace(found, source=files.source)
+
+
+async def repo_config_at_base(
+    gh: GitHubAPI, repo: str, base_sha: str, cache: RepoConfigCache
+) -> RepoConfig | None:
+    """The repository's config at the PR's base; None without a base. Never raises for
+    GitHub's answers: a file that could not be read is a problem line in the result."""
+    files, _ = await config_at_base(gh, repo, base_sha, cache.objects)
+    if files is None:
+        return None
+    return await parsed_config(files, cache)

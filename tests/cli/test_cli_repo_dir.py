@@ -44,7 +44,10 @@ def test_owners_come_from_the_checkouts_codeowners(
         "users": ["tdoublep"], "teams": [],
         "by_file": {"vllm/v1/attention/backends/triton_attn.py": ["@tdoublep"]},
     }
-    assert out["repo_config"] == {"source": f"checkout {VLLM}", "problems": []}
+    # vLLM's needs-rebase rule asks for `conflict`, which no PR payload states.
+    assert out["repo_config"]["source"] == f"checkout {VLLM}"
+    assert [p.split(":")[:2] for p in out["repo_config"]["problems"]] == [
+        [".github/mergify.yml", "617"]]
 
 
 def test_without_repo_dir_nothing_is_claimed(

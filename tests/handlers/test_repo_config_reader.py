@@ -25,10 +25,9 @@ def _tree(version: str) -> dict[str, str]:
 
 def _read_by_the_walk(files: dict[str, str]) -> dict[str, str]:
     # The Intel and ROCm pipelines' own configs are copied too, but a PR build on
-    # vllm-project/vllm is generated from ci_config.yaml alone; a job dir is read one
-    # level deep (0.31.0's hardware_tests/intel_xpu_ci/ is not one of its job dirs).
-    return {p: t for p, t in files.items() if not p.startswith(".buildkite/ci_config_")
-            and "intel_xpu_ci/" not in p}
+    # vllm-project/vllm is generated from ci_config.yaml alone; a job dir is read at
+    # any depth, as the generator's os.walk does (hardware_tests/intel_xpu_ci/).
+    return {p: t for p, t in files.items() if not p.startswith(".buildkite/ci_config_")}
 
 
 def _with_source(files: dict[str, str]) -> dict[str, str]:
@@ -51,8 +50,10 @@ async def test_a_base_commit_yields_every_config_file_of_vllm_0_34() -> None:
     assert CI_CONFIG_PATH in job_files
     assert ".buildkite/test_areas/attention.yaml" in job_files
     assert ".buildkite/hardware_tests/amd.yaml" in job_files
-    # A blob per file, and six trees: root, .github, .buildkite and its three job dirs.
-    assert calls == len(_read_by_the_walk(files)) + 6
+    assert ".buildkite/hardware_tests/intel_xpu_ci/test-intel.yaml" in job_files
+    # A blob per file, and seven trees: root, .github, .buildkite, its three job dirs
+    # and the one folder nested in them.
+    assert calls == len(_read_by_the_walk(files)) + 7
 
 
 async def test_a_warm_cache_costs_one_call_per_new_base_and_reads_only_what_changed() -> None:

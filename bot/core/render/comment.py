@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 
 from bot.core.findings import Digest
+from bot.core.render.ci import ci_detail_lines, ci_lines
 from bot.core.render.escape import sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.render.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
@@ -25,7 +26,6 @@ from bot.core.render.repo_context import repo_context_lines
 from bot.core.render.sections import (
     Detail,
     area_checklist_lines,
-    ci_lines,
     item_id,
     note_lines,
     risk_lines,
@@ -67,7 +67,7 @@ _LADDER: tuple[Detail, ...] = (
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
 _DROP_ORDER = (
-    "trace", "links", "context", "checklist", "routing", "start", "footer", "notes", "check",
+    "trace", "ci", "links", "context", "checklist", "routing", "start", "footer", "notes", "check",
     "who",
 )  # fmt: skip
 
@@ -179,6 +179,7 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
         ("links", titled("links", lang, link_lines(digest))),
         ("routing", titled("routing", lang, routing_lines(digest))),
         ("checklist", area_checklist_lines(digest, ticked, d)),
+        ("ci", ci_detail_lines(digest)),
         ("trace", trace_lines(digest, d)),
         ("notes", titled("notes", lang, note_lines(digest, d))),
         ("footer", _footer(digest)),

@@ -92,28 +92,42 @@ def _limited(
     return text
 
 
+MAX_OWNERS_SHOWN = 4
+
+
 def who_lines(digest: Digest) -> Iterator[str]:
+    """Each area with its audience, and the code owners (the base's CODEOWNERS) of its
+    files; owners of files no area covers get a line of their own."""
+    lang = digest.lang
+    owned = dict(digest.owners.by_file) if digest.owners else {}
+    shown_files: set[str] = set()
     for area in digest.areas:
         line = f"- **{sanitize_trusted(area.title, 120)}**"
         if area.files:
-            count = _count(digest.lang, "render.files_count", len(area.files))
-            line += t(digest.lang, "render.paren", text=count)
+            count = _count(lang, "render.files_count", len(area.files))
+            line += t(lang, "render.paren", text=count)
         if area.audience:
             line += f" — {sanitize_trusted(area.audience, 200)}"
+        owners = _ordered(o for f in area.files for o in owned.get(f, ()))
+        shown_files.update(area.files)
+        if owners:
+            line += f" · {_label(lang, 'render.owners')}{_owner_names(owners, lang)}"
         yield line
+    rest = _ordered(o for f, who in owned.items() if f not in shown_files for o in who)
+    if rest:
+        label = "render.other_owners" if digest.areas else "render.owners"
+        yield f"- {_label(lang, label)}{_owner_names(rest, lang)}"
 
 
-def ci_path(name: str) -> str:
-    if "/" in name or name.endswith(".yaml"):
-        return escape_code(name, 120)
-    return escape_code(f".buildkite/test_areas/{name}.yaml", 120)
+def _ordered(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
-def ci_lines(digest: Digest) -> Iterator[str]:
-    """One line: the Buildkite areas every matched area asks for."""
-    if digest.ci_areas:
-        comma = t(digest.lang, "render.comma")
-        yield f"- {_label(digest.lang, 'render.ci')}" + comma.join(map(ci_path, digest.ci_areas))
+def _owner_names(owners: Sequence[str], lang: Lang) -> str:
+    shown = t(lang, "render.comma").join(escape_text(o, 80) for o in owners[:MAX_OWNERS_SHOWN])
+    if len(owners) > MAX_OWNERS_SHOWN:
+        shown += " " + t(lang, "render.more", count=len(owners) - MAX_OWNERS_SHOWN)
+    return shown
 
 
 def _item_line(ident: str, ticked: frozenset[str], text: str, tail: str) -> str:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.core.repo_config.codeowners import CodeOwners, parse_codeowners
-from bot.core.repo_config.files import CODEOWNERS_PATHS, ConfigFiles
+from bot.core.repo_config.files import CI_CONFIG_PATH, CODEOWNERS_PATHS, MERGIFY_PATHS, ConfigFiles
+from bot.core.repo_config.mergify import MergifyLabels, parse_mergify
+from bot.core.repo_config.pipeline import Pipeline, parse_pipeline
 
 
 @dataclass(frozen=True)
 class RepoConfig:
     source: str  # "base 1a2b3c4" | "checkout DIR"
     codeowners: CodeOwners | None = None
+    mergify: MergifyLabels | None = None
+    pipeline: Pipeline | None = None
     problems: tuple[str, ...] = ()  # "file:line: message" for what was read and refused
 
 
@@ -19,8 +23,18 @@ def read_repo_config(files: ConfigFiles) -> RepoConfig:
     """Parse what was read; a file that is absent leaves its part None."""
     found = files.first(CODEOWNERS_PATHS)
     codeowners = parse_codeowners(found[1], source=found[0]) if found else None
+    found = files.first(MERGIFY_PATHS)
+    mergify = parse_mergify(found[1], source=found[0]) if found else None
+    pipeline = parse_pipeline(files.job_files()) if CI_CONFIG_PATH in files.texts else None
     return RepoConfig(
         source=files.source,
         codeowners=codeowners,
-        problems=(*files.problems, *(codeowners.problems if codeowners else ())),
+        mergify=mergify,
+        pipeline=pipeline,
+        problems=(
+            *files.problems,
+            *(codeowners.problems if codeowners else ()),
+            *(mergify.problems if mergify else ()),
+            *(pipeline.problems if pipeline else ()),
+        ),
     )

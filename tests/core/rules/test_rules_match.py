@@ -199,7 +199,7 @@ CASE_EXPECTED = {
     51215: {"docs"},
     42059: {"ci"},
     22665: {"new-model", "docs"},
-    34266: {"multimodal"},
+    34266: {"multimodal", "model"},  # the Qwen3-Omni thinker model file
 }
 
 

@@ -1,0 +1,913 @@
+"""Which Buildkite CI steps a PR runs, by the step selection of vLLM's pipeline generator.
+
+This follows vllm-project/ci-infra `buildkite/pipeline_generator` (snapshot of
+2026-08-21, commit 3e4cfe4): `global_config.py` (config, run-all), `step.py` (job files),
+`buildkite_step.py` (`_step_should_run`, `_source_file_dependencies_match`, the AMD
+mirrors), `amd.py` and `pipeline_generator.py` (the docs-only skip). Its rules:
+
+- `.buildkite/ci_config.yaml` names `job_dirs`; every file ending `.yaml` under each of
+  them, at any depth (`os.walk`), is a job file: `group`, maybe `depends_on`, `steps`.
+  `ci_config_rocm.yaml` and `ci_config_intel.yaml` configure the separate AMD and Intel
+  pipelines (ci-infra's `bootstrap-amd.sh`, `bootstrap-intel.sh`), not the CI build of a
+  vllm-project/vllm PR; they are not read here.
+- When a file has a `depends_on`, the generator appends the file's own path
+  (".buildkite/test_areas/attention.yaml") to the `source_file_dependencies` of *every*
+  step in it, so editing a job file runs its steps.
+- A dependency matches a changed path equal to it or under it at a `/` boundary, after
+  trailing `/` are dropped: `vllm/lora` matches `vllm/lora/x.py`, not `vllm/lora_x.py`.
+  (Until ci-infra #347, 2026-06, it was a substring test.) An entry starting with `!`
+  excludes: a path it matches counts for none of the step's entries. Patterns such as
+  `*` are not globs: the generator compares them literally (reported as a problem).
+- A step with no dependencies at all never runs by itself (it becomes a block step);
+  in a file with `depends_on` it has one, its file's path.
+- `optional: true` steps become block steps that wait for a manual unblock, even when
+  run-all holds; only NIGHTLY=1 (or the `ready-run-all-tests` label) runs them.
+- A changed path matching a `run_all_patterns` regex (Python `re.match`: anchored at
+  the start, not the end) and no `run_all_exclude_patterns` one runs every step that is
+  not optional.
+- Steps keyed `image-build*`, `ensure-ci-base-amd` or `refresh-rocm-base-amd` always run.
+- A native AMD GPU step (`dind: false`) also runs when the AMD test wrapper
+  `.buildkite/scripts/hardware_ci/run-amd-test.sh` changes; an AMD mirror also runs,
+  optional or not, when `docker/Dockerfile.rocm_base` changes.
+- A PR whose every path is under `docs/`, ends in `.md` or is `mkdocs.yaml` runs nothing
+  (unless run-all holds); an empty one is not docs-only.
+- `mirror: {amd: {...}}` makes a second step, keyed `amd-<key>`: its own `device`,
+  `label` (else "AMD: <label> (<device>)"), `optional` (else the step's), GPU count
+  (`num_devices`, `num_gpus`, else the step's `num_devices`; an AMD device `miNNN_K` has
+  K GPUs), and as dependencies its own `source_file_dependencies` followed by the
+  step's (with the file's path). Other mirror kinds are not built by the generator.
+- A step without `device` goes to the generator's generic GPU queue (`gpu_1_queue`, or
+  `gpu_4_queue` for 2 or 4 devices): `device` is "" here.
+
+Where this differs, and why:
+- vLLM's configs are newer than the snapshot. `amd_run_all_patterns` (0.34.0) is in no
+  ci-infra code we could read; as the config's own comment describes it, a path matching
+  one (and no exclude pattern) runs every AMD step (`CiSelection.amd_run_all`). The
+  comment also says `csrc/` on CUDA is chosen by ci-infra's "ci-selector" from kernel
+  recordings; that is not modelled: CUDA steps fall back to their dependencies.
+  Devices such as `mi355_dpx` are also unknown to the snapshot.
+- Nightly-only: the generator has no such key. A step is `nightly` here when it is
+  optional and its label carries `[Nightly]` (vLLM's convention for steps meant for
+  the NIGHTLY=1 build; the PR build still offers them as block steps), or when its
+  `if:` needs `build.env("NIGHTLY")`/`build.env("TORCH_NIGHTLY") == "1"` or
+  `build.source == "schedule"` (Buildkite then drops it from a PR build). An AMD
+  mirror of a nightly step is nightly while it stays optional (`optional: false` in
+  the mirror puts it on PRs). A `[Nightly]` step that is not optional runs on PRs, and
+  is reported as a problem.
+- PR labels (`ready-run-all-tests`), RUN_ALL, NOAUTO and VLLM_CI_ONLY_STEP_KEYS are
+  inputs this function does not have: they are not modelled.
+- The generator lists AMD steps under one "Hardware-AMD Tests" group; `CiStep.group`
+  keeps the job file's group, which says more about what the step tests.
+- Regexes run on RE2 (bot/core/rules/patterns.py), not `re`: the base's config is
+  read on every PR, and RE2's time is linear whatever the pattern.
+- YAML anchors and aliases are allowed (pytorch.yaml and cpu.yaml use them), with the
+  expansion bounded; bot/core/rules/yaml_source.read_yaml refuses them, so the node tree
+  is composed here, under the same size and depth caps.
+
+Narrow and broad: a dependency is BROAD when it is a top-level directory: after
+dropping trailing `/`, it has no `/` and was either written with a trailing `/` or
+has no `.` in its name (`vllm/`, `vllm`, `tests`, `csrc/`, `requirements/`, `rust/`).
+Every other entry is NARROW (`setup.py`, `vllm/v1/`, the job file's own path). A step
+reached only through broad entries runs for almost any change, so it is counted, not
+listed; one reached through a narrow entry is listed.
+
+`tests_without_step`: a changed `tests/**/test_*.py` or `tests/**/*_test.py` that no
+step, of any kind (PR, optional, nightly, any platform), names through a narrow entry
+its own `!` entries do not take back. A step reached through broad `tests/` may run
+one other file, so that is no evidence; a narrow directory entry (`tests/v1/`) is
+taken as evidence, though its commands may still skip the file.
+
+Inputs are hostile: nothing here raises; what cannot be read is a problem
+`"{file}:{line}: {message}"`. Caps: 200 job files, 5,000 steps, 500 dependencies a
+step, 32 job dirs, 200 patterns, 200 problems, 20,000 changed paths.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import yaml
+
+from bot.core.rules.patterns import LinePattern, PatternError
+from bot.core.rules.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, YamlProblem, line_of
+
+CI_CONFIG_PATH = ".buildkite/ci_config.yaml"
+
+MAX_JOB_DIRS = 32
+MAX_FILES = 200
+MAX_STEPS = 5_000
+MAX_DEPENDENCIES = 500
+MAX_PATTERNS = 200
+MAX_PROBLEMS = 200
+MAX_CHANGED = 20_000
+MAX_PATH_CHARS = 4_096
+# Aliases share nodes, so a small file can expand to billions (billion laughs): every
+# node visited while building data is charged, per file.
+MAX_EXPANDED_NODES = 500_000
+
+# ci-infra amd.py / buildkite_step.py
+_ALWAYS_RUN_KEYS = frozenset({"ensure-ci-base-amd", "refresh-rocm-base-amd"})
+_AMD_RUNTIME_SCRIPT = ".buildkite/scripts/hardware_ci/run-amd-test.sh"
+_ROCM_BASE_DOCKERFILE = "docker/Dockerfile.rocm_base"
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_AMD_GPU = re.compile(r"mi\d+(?:_\w+)?")
+_AMD_GPU_COUNT = re.compile(r"mi\d+_(\d+)")
+_NIGHTLY_LABEL = re.compile(r"\[nightly\]", re.IGNORECASE)
+_NIGHTLY_IF = re.compile(
+    r"""build\.env\(\s*["'](?:TORCH_)?NIGHTLY["']\s*\)\s*==\s*["']1["']"""
+    r"""|build\.source\s*==\s*["']schedule["']"""
+)
+_REGEX_META = frozenset(".^$*+?{}[]\\|()")
+
+
+@dataclass(frozen=True)
+class CiStep:
+    label: str  # as written; an AMD mirror's own label, else "AMD: <label> (<device>)"
+    key: str  # as written, "amd-<key>" for a mirror; "" when unstated
+    file: str
+    group: str
+    device: str  # "" when unstated: the generator's generic GPU queue
+    gpus: int
+    platform: str  # "amd" for AMD devices and mirrors, else "cuda" (the main pipeline)
+    dependencies: tuple[str, ...]  # includes, as written, the job file's path appended
+    excludes: tuple[str, ...]  # the `!` entries, without the `!`
+    optional: bool
+    nightly: bool
+    line: int
+    dind: bool = True
+    mirror_of: str = ""  # for a mirror: the label of the step it mirrors
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    steps: tuple[CiStep, ...]
+    run_all_patterns: tuple[str, ...]
+    amd_run_all_patterns: tuple[str, ...]
+    run_all_exclude_patterns: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepMatch:
+    step: CiStep
+    matched: tuple[str, ...]  # the matching entries, narrow and broad, in step order
+    # the changed paths the narrow entries matched (all matched entries when none is)
+    files: tuple[str, ...]
+    narrow: bool
+
+
+@dataclass(frozen=True)
+class CiSelection:
+    narrow: tuple[StepMatch, ...]  # steps that run on this PR, reached through a narrow entry
+    broad_count: int  # other steps that run on it (always-run image builds not counted)
+    broad_through: tuple[str, ...]  # what reached those: broad entries, AMD trigger files
+    run_all: bool
+    run_all_files: tuple[str, ...]
+    nightly: tuple[StepMatch, ...]  # nightly steps a narrow entry matches
+    optional: tuple[StepMatch, ...]  # optional, not nightly, a narrow entry matches: unblock
+    tests_without_step: tuple[str, ...]
+    docs_only: bool
+    amd_run_all: bool = False  # an amd_run_all pattern matched: every AMD step runs
+    amd_run_all_files: tuple[str, ...] = ()
+
+
+def is_broad(dependency: str) -> bool:
+    """A top-level directory entry (see the module docstring)."""
+    name = dependency.rstrip("/")
+    if not name or "/" in name:
+        return False
+    return dependency.endswith("/") or "." not in name
+
+
+def is_test_file(path: str) -> bool:
+    """A pytest test module under `tests/` (pytest's default `test_*.py`, `*_test.py`)."""
+    if not path.startswith("tests/") or not path.endswith(".py"):
+        return False
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+# --- reading YAML ---------------------------------------------------------------------
+
+
+class _Unreadable(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        self.line = line
+        self.message = message
+        super().__init__(message)
+
+
+def _compose(text: str) -> yaml.Node:
+    """The node tree of one document, size and depth bounded as read_yaml bounds them."""
+    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+        raise _Unreadable(1, f"file is larger than {MAX_FILE_BYTES // 1024} KiB")
+    loader = None
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    raise _Unreadable(
+                        int(mark.line) + 1 if mark else 1, f"nested deeper than {MAX_DEPTH} levels"
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        loader = _Loader(text)
+        root = loader.get_single_node()
+    except _Unreadable:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = int(mark.line) + 1 if mark is not None else 1
+        raise _Unreadable(line, f"not valid YAML: {exc.problem or exc.context}") from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        raise _Unreadable(1, f"not valid YAML: {exc}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if root is None:
+        raise _Unreadable(1, "file is empty")
+    return root
+
+
+class _Builder:
+    """Plain data from nodes, aliases expanded under a budget; `<<` merges as PyYAML's."""
+
+    def __init__(self, problems: _Problems, path: str) -> None:
+        self._constructor = yaml.SafeLoader("")
+        self._left = MAX_EXPANDED_NODES
+        self._problems = problems
+        self._path = path
+
+    def build(self, node: yaml.Node, depth: int = 0) -> object:
+        self._left -= 1
+        if self._left < 0:
+            raise _Unreadable(_line(node), f"expands to more than {MAX_EXPANDED_NODES:,} nodes")
+        if depth > MAX_DEPTH:  # a recursive alias composes fine and never ends
+            raise _Unreadable(_line(node), f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, yaml.ScalarNode):
+            try:
+                return self._constructor.construct_object(node)
+            except (yaml.YAMLError, ValueError, OverflowError) as exc:
+                raise _Unreadable(_line(node), f"unreadable value: {exc}") from None
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, depth + 1) for item in node.value]
+        if isinstance(node, yaml.MappingNode):
+            merged: dict[object, object] = {}
+            own: dict[object, object] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    merged.update(self._merge(value_node, depth))
+                    continue
+                key = self.build(key_node, depth + 1)
+                if not isinstance(key, (str, int, float, bool)) and key is not None:
+                    raise _Unreadable(_line(key_node), "a mapping key must be a scalar")
+                if key in own:
+                    # PyYAML, as the generator loads it, keeps the last one silently.
+                    self._problems.add(self._path, _line(key_node), f"duplicate key {key!r}")
+                own[key] = self.build(value_node, depth + 1)
+            merged.update(own)
+            return merged
+        raise _Unreadable(_line(node), "unknown YAML node")
+
+    def _merge(self, node: yaml.Node, depth: int) -> dict[object, object]:
+        sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        out: dict[object, object] = {}
+        # Earlier sources win in YAML's merge key, so later ones are laid down first.
+        for source in reversed(sources):
+            data = self.build(source, depth + 1)
+            if not isinstance(data, dict):
+                raise _Unreadable(_line(source), "`<<` merges only mappings")
+            out.update(data)
+        return out
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.dropped = 0
+
+    def add(self, path: str, line: int, message: str) -> None:
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(f"{path}:{line}: {message}")
+        else:
+            self.dropped += 1
+
+    def result(self) -> tuple[str, ...]:
+        if self.dropped:
+            return (*self.items, f"{self.dropped:,} more problems not shown")
+        return tuple(self.items)
+
+
+@dataclass(frozen=True)
+class _Doc:
+    path: str
+    root: yaml.Node
+    data: object
+
+    def line(self, *loc: int | str) -> int:
+        return line_of(self.root, loc)
+
+
+def _read_doc(path: str, text: str, problems: _Problems) -> _Doc | None:
+    try:
+        root = _compose(text)
+        data = _Builder(problems, path).build(root)
+    except _Unreadable as exc:
+        problems.add(path, exc.line, exc.message)
+        return None
+    except (YamlProblem, RecursionError, MemoryError) as exc:
+        problems.add(path, 1, f"not readable: {type(exc).__name__}")
+        return None
+    return _Doc(path, root, data)
+
+
+# --- ci_config.yaml -------------------------------------------------------------------
+
+
+def _clean_dir(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    path = value.strip()
+    while path.startswith("./"):
+        path = path[2:]
+    path = path.rstrip("/")
+    parts = path.split("/")
+    # The loader lists these directories: nothing outside the repository, nothing odd.
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return None
+    if len(path) > MAX_PATH_CHARS or "\n" in path or "\x00" in path:
+        return None
+    return path
+
+
+def _config_dirs(doc: _Doc, problems: _Problems) -> tuple[str, ...]:
+    data = doc.data
+    if not isinstance(data, dict):
+        problems.add(doc.path, 1, "the CI config is not a mapping")
+        return ()
+    raw = data.get("job_dirs")
+    if not isinstance(raw, list) or not raw:
+        problems.add(doc.path, doc.line("job_dirs"), "`job_dirs` is not a non-empty list")
+        return ()
+    dirs: list[str] = []
+    for index, value in enumerate(raw):
+        if len(dirs) >= MAX_JOB_DIRS:
+            problems.add(
+                doc.path, doc.line("job_dirs", index), f"more than {MAX_JOB_DIRS} job dirs"
+            )
+            break
+        clean = _clean_dir(value)
+        if clean is None:
+            problems.add(doc.path, doc.line("job_dirs", index), f"unusable job dir {value!r}")
+        elif clean not in dirs:
+            dirs.append(clean)
+    return tuple(dirs)
+
+
+def job_dirs(ci_config_text: str) -> tuple[str, ...]:
+    """The directories the loader must list (recursively) and read the `.yaml` files of."""
+    doc = _read_doc(CI_CONFIG_PATH, ci_config_text, _Problems())
+    return () if doc is None else _config_dirs(doc, _Problems())
+
+
+def _patterns(doc: _Doc, key: str, problems: _Problems) -> tuple[str, ...]:
+    data = doc.data
+    raw = data.get(key) if isinstance(data, dict) else None
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.add(doc.path, doc.line(key), f"`{key}` is not a list")
+        return ()
+    out: list[str] = []
+    for index, value in enumerate(raw):
+        if len(out) >= MAX_PATTERNS:
+            problems.add(doc.path, doc.line(key, index), f"more than {MAX_PATTERNS} patterns")
+            break
+        if not isinstance(value, str) or not value:
+            problems.add(doc.path, doc.line(key, index), f"pattern {value!r} is not a string")
+            continue
+        why = _compiled(value)[1]
+        if why is not None:
+            problems.add(doc.path, doc.line(key, index), f"pattern {value!r}: {why}")
+            continue
+        out.append(value)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> tuple[tuple[str, LinePattern] | None, str | None]:
+    """(literal prefix, anchored RE2 pattern), or why the pattern cannot run.
+
+    The literal prefix is what any match must start with: most paths fail it by one
+    `startswith`, and RE2 is asked only for the rest.
+    """
+    try:
+        regex = LinePattern(f"^(?:{pattern})")
+    except PatternError as exc:
+        return None, str(exc)
+    prefix = ""
+    if "|" not in pattern:
+        for index, char in enumerate(pattern):
+            if char in _REGEX_META:
+                # A quantifier may make the character before it optional.
+                if char in "*?{" and prefix:
+                    prefix = prefix[:-1]
+                break
+            prefix = pattern[: index + 1]
+    return (prefix, regex), None
+
+
+def _matching(paths: Sequence[str], patterns: Sequence[str], excludes: Sequence[str]) -> list[str]:
+    compiled = [c for c in (_compiled(p)[0] for p in patterns) if c is not None]
+    skip = [c for c in (_compiled(p)[0] for p in excludes) if c is not None]
+    if not compiled:
+        return []
+
+    def hit(path: str, pats: list[tuple[str, LinePattern]]) -> bool:
+        return any(path.startswith(pre) and rx.search(path) is not None for pre, rx in pats)
+
+    return [p for p in paths if hit(p, compiled) and not hit(p, skip)]
+
+
+# --- job files ------------------------------------------------------------------------
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 4096:
+        return None
+    return value
+
+
+def _is_amd_gpu(device: str) -> bool:
+    return _AMD_GPU.fullmatch(device) is not None
+
+
+def _gpus(device: str, counts: Sequence[object], no_gpu: object) -> tuple[int, str | None]:
+    """The GPU count and, when the generator would refuse the step, why."""
+    if no_gpu is True:
+        return 0, None
+    stated = next((c for c in (_count(v) for v in counts) if c is not None), None)
+    amd = _AMD_GPU_COUNT.fullmatch(device)
+    if amd is not None:
+        fixed = int(amd.group(1))
+        if stated is not None and stated != fixed:
+            return fixed, f"AMD device {device} provides {fixed} GPUs, but {stated} are asked"
+        return fixed, None
+    return (1 if stated is None else stated), None
+
+
+def _nightly(label: str, condition: object, optional: bool) -> bool:
+    if isinstance(condition, str) and _NIGHTLY_IF.search(condition[:MAX_PATH_CHARS]):
+        return True
+    return optional and _NIGHTLY_LABEL.search(label) is not None
+
+
+class _FileReader:
+    def __init__(self, doc: _Doc, problems: _Problems, steps: list[CiStep]) -> None:
+        self.doc = doc
+        self.path = doc.path
+        self.problems = problems
+        self.steps = steps
+
+    def problem(self, message: str, *loc: int | str) -> None:
+        self.problems.add(self.path, self.doc.line(*loc), message)
+
+    def read(self) -> None:
+        data = self.doc.data
+        if not isinstance(data, dict):
+            self.problem("a job file is a mapping with `group` and `steps`")
+            return
+        group = data.get("group")
+        if group is not None and not isinstance(group, str):
+            self.problem("`group` is not a string", "group")
+            group = None
+        raw_steps = data.get("steps", [])
+        if not isinstance(raw_steps, list):
+            self.problem("`steps` is not a list", "steps")
+            return
+        # ci-infra step.py: a truthy file-level depends_on adds the file to every step.
+        own_path = self.path if data.get("depends_on") else None
+        for index, raw in enumerate(raw_steps):
+            if len(self.steps) >= MAX_STEPS:
+                self.problem(f"more than {MAX_STEPS:,} steps: the rest is not read", "steps", index)
+                return
+            if not isinstance(raw, dict):
+                self.problem("a step is a mapping", "steps", index)
+                continue
+            self._step(raw, index, group or "", own_path)
+
+    def _dependencies(
+        self, raw: object, loc: tuple[int | str, ...]
+    ) -> tuple[list[str], list[str]] | None:
+        if raw is None:
+            return [], []
+        if not isinstance(raw, list):
+            self.problem("`source_file_dependencies` is not a list", *loc)
+            return None
+        includes: list[str] = []
+        excludes: list[str] = []
+        for index, entry in enumerate(raw):
+            if index >= MAX_DEPENDENCIES:
+                self.problem(
+                    f"more than {MAX_DEPENDENCIES} dependencies: the rest is ignored", *loc
+                )
+                break
+            if not isinstance(entry, str):
+                self.problem(f"dependency {entry!r} is not a string", *loc, index)
+                continue
+            if len(entry) > MAX_PATH_CHARS:
+                self.problem("dependency is too long", *loc, index)
+                continue
+            if "*" in entry or "?" in entry:
+                self.problem(
+                    f"dependency {entry!r} is matched literally, not as a glob", *loc, index
+                )
+            if entry.startswith("!"):
+                excludes.append(entry[1:])
+            else:
+                includes.append(entry)
+        return includes, excludes
+
+    def _step(
+        self, raw: dict[object, object], index: int, group: str, own_path: str | None
+    ) -> None:
+        loc: tuple[int | str, ...] = ("steps", index)
+        label = raw.get("label")
+        if not isinstance(label, str) or not label.strip():
+            self.problem("a step needs a `label` (the generator refuses the file)", *loc)
+            return
+        raw_key = raw.get("key")
+        key = raw_key if isinstance(raw_key, str) else ""
+        if not group:
+            own_group = raw.get("group")
+            group = own_group if isinstance(own_group, str) else ""
+        raw_device = raw.get("device")
+        if raw_device is not None and not isinstance(raw_device, str):
+            self.problem("`device` is not a string", *loc, "device")
+        device = raw_device if isinstance(raw_device, str) else ""
+        optional = self._flag(raw, "optional", False, loc)
+        dind = self._flag(raw, "dind", True, loc)
+        deps = self._dependencies(
+            raw.get("source_file_dependencies"), (*loc, "source_file_dependencies")
+        )
+        includes, excludes = deps if deps is not None else ([], [])
+        if own_path is not None and own_path not in includes:
+            includes.append(own_path)
+        gpus, why = _gpus(device, (raw.get("num_devices"), raw.get("num_gpus")), raw.get("no_gpu"))
+        if why:
+            self.problem(why, *loc)
+        condition = raw.get("if")
+        nightly = _nightly(label, condition, optional)
+        if _NIGHTLY_LABEL.search(label) and not optional and not nightly:
+            self.problem(f"{label!r} is labelled [Nightly] but not optional: it runs on PRs", *loc)
+        step = CiStep(
+            label=label,
+            key=key,
+            file=self.path,
+            group=group,
+            device=device,
+            gpus=gpus,
+            platform="amd" if _is_amd_gpu(device) or device == "amd_cpu" else "cuda",
+            dependencies=tuple(includes),
+            excludes=tuple(excludes),
+            optional=optional,
+            nightly=nightly,
+            line=self.doc.line(*loc),
+            dind=dind,
+        )
+        self.steps.append(step)
+        mirror = raw.get("mirror")
+        if mirror is None:
+            return
+        if not isinstance(mirror, dict):
+            self.problem("`mirror` is not a mapping", *loc, "mirror")
+            return
+        for name, spec in mirror.items():
+            if name != "amd":
+                self.problem(f"mirror {name!r} is not one the generator builds", *loc, "mirror")
+            elif spec:
+                self._amd_mirror(step, raw, spec, condition, (*loc, "mirror", "amd"))
+
+    def _flag(
+        self, raw: Mapping[object, object], name: str, default: bool, loc: tuple[int | str, ...]
+    ) -> bool:
+        value = raw.get(name, default)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.problem(f"`{name}` is not true or false", *loc, name)
+            return default
+        return value
+
+    def _amd_mirror(
+        self,
+        step: CiStep,
+        raw: Mapping[object, object],
+        spec: object,
+        condition: object,
+        loc: tuple[int | str, ...],
+    ) -> None:
+        if len(self.steps) >= MAX_STEPS:
+            self.problem(f"more than {MAX_STEPS:,} steps: the rest is not read", *loc)
+            return
+        if not isinstance(spec, dict):
+            self.problem("`mirror.amd` is not a mapping", *loc)
+            return
+        device = spec.get("device")
+        if not isinstance(device, str) or not device:
+            self.problem("an AMD mirror needs a `device`", *loc)
+            return
+        if not _is_amd_gpu(device):
+            self.problem(f"{device!r} is not an AMD GPU device", *loc, "device")
+        own_label = spec.get("label")
+        label = (
+            own_label
+            if isinstance(own_label, str) and own_label
+            else f"AMD: {step.label} ({device})"
+        )
+        optional = self._flag(spec, "optional", step.optional, loc)
+        deps = self._dependencies(
+            spec.get("source_file_dependencies"), (*loc, "source_file_dependencies")
+        )
+        includes, excludes = deps if deps is not None else ([], [])
+        # _get_amd_mirror_effective_step: the mirror's entries, then the step's.
+        includes += [d for d in step.dependencies if d not in includes]
+        excludes += [d for d in step.excludes if d not in excludes]
+        no_gpu = spec.get("no_gpu", raw.get("no_gpu"))
+        counts = (spec.get("num_devices"), spec.get("num_gpus"), raw.get("num_devices"))
+        gpus, why = _gpus(device, counts, no_gpu)
+        if why:
+            self.problem(why, *loc)
+        # A mirror of a [Nightly] step is the same nightly test unless it opts into PRs.
+        nightly = _nightly(label, condition, optional) or (optional and step.nightly)
+        if isinstance(own_label, str) and _NIGHTLY_LABEL.search(own_label) and not nightly:
+            self.problem(
+                f"{own_label!r} is labelled [Nightly] but not optional: it runs on PRs", *loc
+            )
+        self.steps.append(
+            CiStep(
+                label=label,
+                key=f"amd-{step.key}" if step.key else "",
+                file=self.path,
+                group=step.group,
+                device=device,
+                gpus=gpus,
+                platform="amd",
+                dependencies=tuple(includes),
+                excludes=tuple(excludes),
+                optional=optional,
+                nightly=nightly,
+                line=self.doc.line(*loc),
+                dind=self._flag(spec, "dind", True, loc),
+                mirror_of=step.label,
+            )
+        )
+
+
+def _clean_file(path: str) -> str:
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def parse_pipeline(files: Mapping[str, str]) -> Pipeline:
+    """The steps of ci_config.yaml's job files; `files` maps repository paths to texts."""
+    problems = _Problems()
+    texts: dict[str, str] = {}
+    for path, text in files.items():
+        if isinstance(path, str) and isinstance(text, str):
+            texts.setdefault(_clean_file(path), text)
+    config_text = texts.get(CI_CONFIG_PATH)
+    if config_text is None:
+        problems.add(CI_CONFIG_PATH, 1, "the CI config was not given")
+        return Pipeline((), (), (), (), problems.result())
+    config = _read_doc(CI_CONFIG_PATH, config_text, problems)
+    if config is None:
+        return Pipeline((), (), (), (), problems.result())
+    dirs = _config_dirs(config, problems)
+    run_all = _patterns(config, "run_all_patterns", problems)
+    amd_run_all = _patterns(config, "amd_run_all_patterns", problems)
+    exclude = _patterns(config, "run_all_exclude_patterns", problems)
+
+    job_files: list[str] = []
+    taken: set[str] = set()
+    for index, directory in enumerate(dirs):
+        found = sorted(
+            p
+            for p in texts
+            if p.endswith(".yaml") and p.startswith(directory + "/") and p not in taken
+        )
+        taken.update(found)
+        if not found:
+            # The generator stops ("Job directory not found") when a job dir is missing.
+            problems.add(
+                CI_CONFIG_PATH,
+                config.line("job_dirs", index),
+                f"job dir {directory!r}: no .yaml files given",
+            )
+        job_files += found
+    if len(job_files) > MAX_FILES:
+        problems.add(
+            CI_CONFIG_PATH,
+            config.line("job_dirs"),
+            f"{len(job_files)} job files: only the first {MAX_FILES} are read",
+        )
+        job_files = job_files[:MAX_FILES]
+
+    steps: list[CiStep] = []
+    for path in job_files:
+        doc = _read_doc(path, texts[path], problems)
+        if doc is not None:
+            _FileReader(doc, problems, steps).read()
+    return Pipeline(tuple(steps), run_all, amd_run_all, exclude, problems.result())
+
+
+# --- selection ------------------------------------------------------------------------
+
+
+def is_docs_only(paths: Sequence[str]) -> bool:
+    """ci-infra pipeline_generator.py `is_docs_only_change`; no paths is not docs-only."""
+    real = [p for p in paths if p]
+    return bool(real) and all(
+        p.startswith("docs/") or p.endswith(".md") or p == "mkdocs.yaml" for p in real
+    )
+
+
+def _keys(path: str) -> list[str]:
+    """The path and each of its directories: what a dependency must equal to match it."""
+    keys = [path]
+    cut = path.rfind("/")
+    while cut > 0:
+        keys.append(path[:cut])
+        cut = path.rfind("/", 0, cut)
+    return keys
+
+
+def _under(path: str, entry: str) -> bool:
+    name = entry.rstrip("/")
+    return bool(name) and (path == name or path.startswith(name + "/"))
+
+
+def _always_runs(step: CiStep) -> bool:
+    # A mirror is judged on a copy whose key is None, so it never always-runs.
+    return not step.mirror_of and (
+        step.key.startswith("image-build") or step.key in _ALWAYS_RUN_KEYS
+    )
+
+
+def _clean_paths(changed: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for path in changed[:MAX_CHANGED]:
+        if isinstance(path, str) and path and len(path) <= MAX_PATH_CHARS and path not in seen:
+            seen.add(path)
+            out.append(path)
+    return out
+
+
+def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
+    """Which steps the generator runs for a PR changing `changed` (repository paths)."""
+    paths = _clean_paths(changed)
+    run_all_files = _matching(paths, pipeline.run_all_patterns, pipeline.run_all_exclude_patterns)
+    run_all = bool(run_all_files)
+    if not run_all and is_docs_only(paths):
+        return CiSelection((), 0, (), False, (), (), (), (), True)
+    amd_files = _matching(paths, pipeline.amd_run_all_patterns, pipeline.run_all_exclude_patterns)
+    steps = pipeline.steps
+
+    includes: dict[str, list[tuple[int, str]]] = {}
+    excludes: dict[str, list[int]] = {}
+    for number, step in enumerate(steps):
+        for entry in step.dependencies:
+            name = entry.rstrip("/")
+            if name:
+                includes.setdefault(name, []).append((number, entry))
+        for entry in step.excludes:
+            name = entry.rstrip("/")
+            if name:
+                excludes.setdefault(name, []).append(number)
+
+    files_by_key: dict[str, list[str]] = {}
+    # step -> the changed paths its `!` entries take back
+    taken_back: dict[int, set[str]] = {}
+    for path in paths:
+        for key in _keys(path):
+            if key in includes:
+                files_by_key.setdefault(key, []).append(path)
+            for number in excludes.get(key, ()):
+                taken_back.setdefault(number, set()).add(path)
+
+    # step -> [(entry, the changed paths it matched)]
+    hits: dict[int, list[tuple[str, list[str]]]] = {}
+    for key, under in files_by_key.items():
+        for number, entry in includes[key]:
+            back = taken_back.get(number)
+            kept = [p for p in under if p not in back] if back else under
+            if kept:
+                hits.setdefault(number, []).append((entry, kept))
+
+    amd_runtime = any(_under(p, _AMD_RUNTIME_SCRIPT) for p in paths)
+    rocm_base = _ROCM_BASE_DOCKERFILE in paths
+    narrow: list[StepMatch] = []
+    nightly: list[StepMatch] = []
+    optional: list[StepMatch] = []
+    broad_count = 0
+    broad_through: set[str] = set()
+    for number, step in enumerate(steps):
+        found = hits.get(number, [])
+        match = _match(step, found) if found else None
+        if step.nightly:
+            if match is not None and match.narrow:
+                nightly.append(match)
+            continue
+        triggers: list[str] = []
+        if step.mirror_of and rocm_base:
+            triggers.append(_ROCM_BASE_DOCKERFILE)
+        if (
+            not step.optional
+            and step.platform == "amd"
+            and _is_amd_gpu(step.device)
+            and not step.dind
+            and amd_runtime
+        ):
+            triggers.append(_AMD_RUNTIME_SCRIPT)
+        runs = (
+            bool(triggers)
+            or _always_runs(step)
+            or (
+                not step.optional
+                and (run_all or (bool(amd_files) and step.platform == "amd") or match is not None)
+            )
+        )
+        if not runs:
+            if step.optional and match is not None and match.narrow:
+                optional.append(match)
+            continue
+        if match is not None and match.narrow:
+            narrow.append(match)
+        elif not _always_runs(step):
+            broad_count += 1
+            if match is not None:
+                broad_through.update(match.matched)
+            broad_through.update(triggers)
+
+    narrow_keys = {k for k, pairs in includes.items() if any(not is_broad(e) for _, e in pairs)}
+    uncovered = [
+        p for p in paths if is_test_file(p) and not _covered(p, includes, narrow_keys, taken_back)
+    ]
+    return CiSelection(
+        narrow=tuple(narrow),
+        broad_count=broad_count,
+        broad_through=tuple(sorted(broad_through)),
+        run_all=run_all,
+        run_all_files=tuple(run_all_files),
+        nightly=tuple(nightly),
+        optional=tuple(optional),
+        tests_without_step=tuple(sorted(uncovered)),
+        docs_only=False,
+        amd_run_all=bool(amd_files),
+        amd_run_all_files=tuple(amd_files),
+    )
+
+
+def _match(step: CiStep, found: list[tuple[str, list[str]]]) -> StepMatch:
+    matched = {entry for entry, _ in found}
+    narrow_found = [(e, f) for e, f in found if not is_broad(e)]
+    files: set[str] = set()
+    for _, under in narrow_found or found:
+        files.update(under)
+    return StepMatch(
+        step=step,
+        matched=tuple(e for e in step.dependencies if e in matched),
+        files=tuple(sorted(files)),
+        narrow=bool(narrow_found),
+    )
+
+
+def _covered(
+    path: str,
+    includes: Mapping[str, list[tuple[int, str]]],
+    narrow_keys: set[str],
+    taken_back: Mapping[int, set[str]],
+) -> bool:
+    """Whether any step, of any kind, names `path` through a narrow entry that no `!`
+    entry of the same step takes back: a step reached through broad `tests/` may run a
+    single other file, so that is no evidence the new test runs."""
+    for key in _keys(path):
+        if key not in narrow_keys:
+            continue
+        for number, entry in includes[key]:
+            if not is_broad(entry) and path not in taken_back.get(number, ()):
+                return True
+    return False

@@ -1,0 +1,63 @@
+"""The service reads the repository's own config at each PR's base: end state on the fake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.handlers.digest import sync_pull_request
+from tests.fakes.github_state import FakeFile
+from tests.handler_env import REPO, gh_for, make_ctx, make_state
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm_config"
+LORA_FILE = FakeFile(
+    "vllm/lora/layers/base.py", additions=3, deletions=1,
+    patch="@@ -10,3 +10,5 @@ class BaseLayer:\n     x = 1\n+    y = 2\n+    z = 3\n",
+)
+
+
+def _tree(version: str) -> dict[str, str | bytes]:
+    root = FIXTURES / version
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+
+
+async def test_the_digest_names_code_owners_and_ci_steps_from_the_base() -> None:
+    state = make_state()
+    base = state.add_commit(REPO, _tree("0.34.0"))
+    pull = state.add_pull(REPO, 7, title="[LoRA] Fix slicing", files=[LORA_FILE],
+                          body="Fix.\n\nTested with pytest tests/lora -q: 12 passed")
+    pull.base_sha = base
+    ctx = make_ctx()
+    outcome = await sync_pull_request(gh_for(state), ctx, REPO, 7)
+
+    assert outcome.digest is not None
+    assert outcome.digest.repo_config_source == f"base {base[:7]}"
+    assert outcome.digest.owners is not None
+    assert "jeejeelee" in outcome.digest.owners.users
+    ci = outcome.digest.ci
+    assert ci is not None
+    assert any(s.file == ".buildkite/test_areas/lora.yaml" for s in ci.steps)
+    assert "lora" in outcome.digest.ci_areas
+    posted = state.comments_on(REPO, 7)[-1].body
+    assert "code owners" in posted
+    assert "`lora.yaml`" in posted
+
+    # A second PR on the same base reads nothing again and parses nothing again.
+    calls_before = sum(1 for c in state.calls if "/git/" in c.path)
+    pull2 = state.add_pull(REPO, 8, title="[LoRA] Another", files=[LORA_FILE])
+    pull2.base_sha = base
+    again = await sync_pull_request(gh_for(state), ctx, REPO, 8)
+    assert again.digest is not None
+    assert again.digest.ci == ci
+    assert len(ctx.repo_configs.parsed) == 1
+    assert sum(1 for c in state.calls if "/git/" in c.path) == calls_before
+
+
+async def test_an_unreadable_base_degrades_to_the_rules_alone() -> None:
+    state = make_state()
+    state.add_pull(REPO, 9, title="[LoRA] Fix", files=[LORA_FILE])  # base_sha unknown
+    outcome = await sync_pull_request(gh_for(state), make_ctx(), REPO, 9)
+    assert outcome.digest is not None
+    assert outcome.digest.ci is None
+    assert outcome.digest.owners is None
+    assert outcome.digest.repo_config_problems  # the missing commit is named, not fatal
+    assert outcome.action in {"create", "noop"}
