@@ -138,6 +138,7 @@ async def sync_pull_request(
         previously_routed=previous.routed if previous else (),
         # A muted PR is left alone: only an explicit `/digest route` requests reviews.
         request=steer.route or (rules.routing.request_on_label and not muted),
+        owners=digest.owners,
     )
     routed = tuple(dict.fromkeys(
         (*(previous.routed if previous else ()), *(routing.requested_users if routing else ()))

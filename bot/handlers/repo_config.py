@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from cachetools import LRUCache
+from cachetools import LRUCache, TTLCache
 
 from bot.core.repo_config.config import RepoConfig, read_repo_config
 from bot.core.repo_config.files import (
@@ -63,6 +63,11 @@ class GitObjectCache:
         default_factory=lambda: LRUCache(maxsize=2_000))
     blobs: LRUCache[str, bytes] = field(
         default_factory=lambda: LRUCache(maxsize=64 * 1024 * 1024, getsizeof=len))
+    # A SHA GitHub said it does not have. Kept briefly, not for good: a base pushed a
+    # moment ago can 404 until GitHub's replicas catch up, but a test repository or a
+    # fork without the commit must not cost a call on every job of the PR.
+    missing: TTLCache[tuple[str, str], bool] = field(
+        default_factory=lambda: TTLCache(maxsize=1_000, ttl=600))
 
 
 class GitTreeSource:
@@ -76,8 +81,14 @@ class GitTreeSource:
         cached = self._cache.trees.get(sha)
         if cached is not None:
             return cached
+        if (self._repo, sha) in self._cache.missing:
+            raise NotFound(f"tree {sha} not found (remembered)", status=404)
         self.calls += 1
-        listed = await self._gh.get_tree(self._repo, sha)
+        try:
+            listed = await self._gh.get_tree(self._repo, sha)
+        except NotFound:
+            self._cache.missing[(self._repo, sha)] = True
+            raise
         tree = {e.path: Entry(e.type, e.sha, e.size) for e in listed}
         self._cache.trees[sha] = tree
         return tree

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.core.commands.parse import CommandSpec
+from bot.core.findings import Owners
 from bot.core.render.i18n import t
 from bot.core.routing.reviewers import RoutingPlan, RoutingRequest, choose_reviewers
 from bot.core.rules import RuleSet
@@ -44,11 +45,23 @@ async def route_pull_request(
     *,
     previously_routed: Sequence[str],
     request: bool,
+    owners: Owners | None = None,
 ) -> RoutingOutcome | None:
-    """Request the missing reviewers for the PR's routed labels; None when no pool applies."""
+    """Request the missing reviewers for the PR's routed labels; None when no pool applies.
+
+    `owners`: the changed files' code owners by the base's CODEOWNERS. GitHub requests
+    them itself, so they count as requested; when they cover every changed file, the
+    pools ask no one more (pools are for what CODEOWNERS is silent on)."""
     config = rules.routing
     if not any(label in config.pools for label in pr.labels):
         return None
+    if owners is not None and (owners.users or owners.teams):
+        pr = pr.model_copy(update={
+            "requested_users": tuple(dict.fromkeys((*pr.requested_users, *owners.users))),
+            "requested_teams": tuple(dict.fromkeys((*pr.requested_teams, *owners.teams))),
+        })
+        if not owners.unowned:
+            request = False
     reviewed = await gh.list_reviewers_who_reviewed(pr.repo, pr.number)
     requested = {u.lower() for u in pr.requested_users}
     # We requested them before, they are no longer requested and have not reviewed:

@@ -61,3 +61,37 @@ async def test_an_unreadable_base_degrades_to_the_rules_alone() -> None:
     assert outcome.digest.owners is None
     assert outcome.digest.repo_config_problems  # the missing commit is named, not fatal
     assert outcome.action in {"create", "noop"}
+
+
+FRONTEND_POOL = ("DarkLight1337", "njhill", "aarnphm", "chaunceyjiang")
+
+
+async def test_code_owners_covering_every_file_leave_the_pools_unasked() -> None:
+    state = make_state()
+    for user in FRONTEND_POOL:
+        state.set_permission(REPO, user, "write")
+    base = state.add_commit(REPO, _tree("0.34.0"))
+    # `frontend` has a pool; vllm/entrypoints/openai/chat_completion/ has code owners in 0.34.0.
+    pull = state.add_pull(REPO, 11, title="[Frontend] Fix", labels=["frontend"],
+                          files=[FakeFile("vllm/entrypoints/openai/chat_completion/serving.py",
+                                          additions=2, deletions=1,
+                                          patch="@@ -1,2 +1,3 @@\n a\n+b\n")])
+    pull.base_sha = base
+    outcome = await sync_pull_request(gh_for(state), make_ctx(), REPO, 11)
+    assert outcome.digest is not None
+    assert outcome.digest.owners is not None
+    assert outcome.digest.owners.users
+    assert not outcome.digest.owners.unowned
+    assert state.pulls[(REPO, 11)].requested_users == []  # nobody beyond GitHub's own
+
+    # The same PR on a base without CODEOWNERS: the pool is asked.
+    state2 = make_state()
+    for user in FRONTEND_POOL:
+        state2.set_permission(REPO, user, "write")
+    pull2 = state2.add_pull(REPO, 11, title="[Frontend] Fix", labels=["frontend"],
+                            files=[FakeFile("vllm/entrypoints/openai/chat_completion/serving.py",
+                                            additions=2, deletions=1,
+                                            patch="@@ -1,2 +1,3 @@\n a\n+b\n")])
+    pull2.base_sha = state2.add_commit(REPO, {"README.md": "vLLM\n"})
+    await sync_pull_request(gh_for(state2), make_ctx(), REPO, 11)
+    assert state2.pulls[(REPO, 11)].requested_users != []

@@ -105,6 +105,20 @@ async def test_an_unknown_base_is_one_problem_not_an_error() -> None:
     assert read.problems == ("base 0000000: could not be read (not found)",)
 
 
+async def test_an_unknown_base_is_remembered_briefly_so_every_job_does_not_ask_again() -> None:
+    state = FakeGitHubState()
+    gh, cache = MemoryGitHub(state), GitObjectCache()
+    _, calls = await config_at_base(gh, REPO, "0" * 40, cache)
+    assert calls == 1
+    again, calls = await config_at_base(gh, REPO, "0" * 40, cache)
+    assert calls == 0
+    assert again is not None
+    assert again.problems == ("base 0000000: could not be read (not found)",)
+    # Another repository's same SHA is its own question.
+    _, calls = await config_at_base(gh, "someone/fork", "0" * 40, cache)
+    assert calls == 1
+
+
 async def test_oversized_and_binary_config_files_are_skipped_with_a_reason() -> None:
     state = FakeGitHubState()
     base = state.add_commit(REPO, {
