@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
-from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.facts import ChangedFile, Conversation, LinkedItem, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Digest, Owners, RepoLabel
+from bot.core.judging.conversation import read_conversation
 from bot.core.judging.risks import assess_risks, weigh_areas
 from bot.core.judging.verdict import judge_verdict, rank_areas
 from bot.core.reading.body import parse_body
@@ -23,7 +24,14 @@ from bot.core.render.i18n import t
 from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
-from bot.core.vocabulary import AreaMatch, Lang, Reviewers, RoutingOutcome
+from bot.core.vocabulary import (
+    AreaMatch,
+    Ask,
+    Lang,
+    LaterEvidence,
+    Reviewers,
+    RoutingOutcome,
+)
 
 if TYPE_CHECKING:
     # Only its type: a digest without the repository's config imports no YAML or
@@ -43,14 +51,15 @@ def build_digest(
     explain: bool = False,
     routing: RoutingOutcome | None = None,
     extra_notes: tuple[str, ...] = (),
-    link_titles: Mapping[tuple[str, int], str] | None = None,
     repo_context: RepoContext | None = None,
     repo_config: RepoConfig | None = None,
+    conversation: Conversation | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest.
 
-    `link_titles` maps (repo or "" for this one, number) of the linked work
-    (`linked_work`) to its title, when the caller could fetch it."""
+    `conversation`: the PR's comments, reviews and review comments (evidence posted
+    later, reviewers' asks) and what its linked work (`linked_work`) is now, when the
+    caller read them."""
     body = parse_body(facts.body)
     symbols = extract_symbols(facts.files)
     mentions = find_mentions(facts.body, facts.files, symbols)
@@ -61,7 +70,14 @@ def build_digest(
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
     risks = assess_risks(facts, body, areas, rules.risks, lang)
-    call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True)
+    admitted, shown = bool(body.not_run), risks
+    asks: tuple[Ask, ...] = ()
+    later: tuple[LaterEvidence, ...] = ()
+    if conversation is not None and conversation.remarks:
+        reading = read_conversation(facts, body, areas, risks, rules.risks, lang, conversation)
+        risks, shown, admitted = reading.risks, reading.shown, reading.admitted
+        asks, later = reading.asks, reading.later
+    call = judge_verdict(facts, areas, risks, lang, admitted=admitted, ranked=True)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
@@ -74,13 +90,15 @@ def build_digest(
         reading_minutes=call.reading_minutes,
         verdict_reason=call.reason,
         areas=areas,
-        risks=risks,
+        risks=shown,
+        asks=asks,
+        later_evidence=later,
         symbols=symbols,
         removed_files=removed_files(facts.files),
         mentions=mentions,
         decisions=harvest_decisions(facts.body, mentions),
         structure=read_structure(facts.files),
-        links=_titled(linked_work(facts), link_titles or {}),
+        links=_linked(linked_work(facts), conversation.linked if conversation else ()),
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),
         ci_areas=_ci_areas(ci, areas),
@@ -141,10 +159,21 @@ def linked_work(facts: PullRequestFacts) -> tuple[Link, ...]:
     return find_links(facts.title, facts.body, facts.repo)
 
 
-def _titled(links: Sequence[Link], titles: Mapping[tuple[str, int], str]) -> tuple[Link, ...]:
-    return tuple(
-        replace(link, title=titles.get((link.repo, link.number), link.title)) for link in links
-    )
+def _linked(links: Sequence[Link], items: Sequence[LinkedItem]) -> tuple[Link, ...]:
+    """The links with what the handler read of them: title, state, objection."""
+    known = {(item.repo.casefold(), item.number): item for item in items}
+    out: list[Link] = []
+    for link in links:
+        item = known.get((link.repo.casefold(), link.number))
+        if item is None:
+            out.append(link)
+            continue
+        out.append(replace(
+            link, title=item.title or link.title,
+            state="" if item.state == "unknown" else item.state, is_pull=item.is_pull,
+            objection=item.objection, objection_by=item.objection_by,
+        ))
+    return tuple(out)
 
 
 def _start_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:
@@ -195,6 +224,13 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
             }
             for risk in digest.risks
         ],
+        # Reviewers' asks from the conversation, each shown once: {kind, by, quote, url,
+        # status (open | answered), answered_by (reply | commit | evidence | ""),
+        # answer_url, risk (the digest item it stands in for, left out of `risks`)}.
+        "asks": [ask.model_dump(exclude={"severity"}) for ask in digest.asks],
+        # Evidence posted after the description: {risk, outcome (cleared | lowered), by,
+        # url, evidence}.
+        "later_evidence": [later.model_dump() for later in digest.later_evidence],
         "symbols": [symbol.model_dump() for symbol in digest.symbols],
         "mentions": [asdict(m) for m in digest.mentions],
         "decisions": [asdict(d) for d in digest.decisions],

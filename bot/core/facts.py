@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from operator import attrgetter
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,3 +77,55 @@ class PullRequestFacts(BaseModel):
         """GitHub listed some but not all files. No list at all (an offline run without
         the files) is not truncation: the digest says the file list is unknown."""
         return 0 < len(self.files) < self.changed_files
+
+
+RemarkKind = Literal["comment", "review", "review_comment"]
+LinkedState = Literal["open", "merged", "closed", "unknown"]
+
+
+class Remark(BaseModel):
+    """One piece of the PR's conversation: an issue comment, a review's body, or a review
+    (line) comment. Bodies and logins are untrusted; `url` is built by us from the
+    repository, the PR and the id, never taken from a payload."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    kind: RemarkKind
+    id: int
+    author: str
+    author_is_bot: bool = False
+    body: str = ""
+    created_at: datetime | None = None
+    url: str = ""
+    commit_id: str = ""  # the head it was made on (reviews and review comments)
+    in_reply_to: int | None = None  # a review comment's thread: the comment it answers
+    path: str = ""  # a review comment's file
+    review_state: str = ""  # APPROVED | CHANGES_REQUESTED | COMMENTED | DISMISSED
+    # The author may write to the repository (the collaborator-permission endpoint, or
+    # offline the REST payload's author_association): their evidence counts.
+    maintainer: bool = False
+
+
+class LinkedItem(BaseModel):
+    """What a linked PR or issue is now: its title and state, and for a closed-unmerged
+    PR this one supersedes, the first sentence of its last maintainer review or comment.
+    Everything but the numbers is untrusted."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    repo: str  # "" for this repository
+    number: int
+    title: str = ""
+    state: LinkedState = "unknown"  # closed: a PR closed unmerged, or a closed issue
+    is_pull: bool = False
+    objection: str = ""
+    objection_by: str = ""
+
+
+class Conversation(BaseModel):
+    """What was said on the PR after it opened, and what its linked work became."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    remarks: tuple[Remark, ...] = ()
+    linked: tuple[LinkedItem, ...] = ()

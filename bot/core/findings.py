@@ -10,7 +10,9 @@ from bot.core.reading.specifics import Decision, Link, Mention, StructureNote, V
 from bot.core.repo_index.findings import RepoContext
 from bot.core.vocabulary import (
     AreaMatch,
+    Ask,
     Lang,
+    LaterEvidence,
     Reviewers,
     Risk,
     RoutingOutcome,
@@ -86,6 +88,10 @@ class Digest(BaseModel):
     verdict_reason: str  # localized, one line
     areas: tuple[AreaMatch, ...] = ()
     risks: tuple[Risk, ...] = ()
+    # From the conversation: reviewers' asks (each stands in for the digest's own
+    # matching item, which `risks` then leaves out) and evidence posted later.
+    asks: tuple[Ask, ...] = ()
+    later_evidence: tuple[LaterEvidence, ...] = ()
     symbols: tuple[Symbol, ...] = ()
     removed_files: tuple[str, ...] = ()
     # What is specific to this PR (bot/core/reading/specifics.py): names the description points

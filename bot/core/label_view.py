@@ -30,6 +30,9 @@ class Summary:
     high_risks: tuple[tuple[str, str], ...] = ()  # (risk id, text)
     area_labels: tuple[str, ...] = ()
     reviewers: tuple[str, ...] = ()
+    # Reviewers' asks in the conversation, and how many the author answered.
+    asked: int = 0
+    answered: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +40,7 @@ class Summary:
             "verdict_reason": self.verdict_reason, "who": list(self.who),
             "checks": list(self.checks), "high_risks": [list(r) for r in self.high_risks],
             "area_labels": list(self.area_labels), "reviewers": list(self.reviewers),
+            "asked": self.asked, "answered": self.answered,
         }
 
     @classmethod
@@ -51,6 +55,8 @@ class Summary:
             high_risks=tuple((str(r[0]), str(r[1])) for r in data.get("high_risks", ())),
             area_labels=tuple(str(label) for label in data.get("area_labels", ())),
             reviewers=tuple(str(r) for r in data.get("reviewers", ())),
+            asked=int(data.get("asked", 0)),
+            answered=int(data.get("answered", 0)),
         )
 
 
@@ -58,6 +64,7 @@ def summarize(digest: Mapping[str, Any], *, top: int = TOP_CHECKS) -> Summary:
     """The entry's content from a digest's JSON (the `--format json` contract)."""
     areas: list[Mapping[str, Any]] = [a for a in digest.get("areas", ()) if isinstance(a, dict)]
     reviewers = digest.get("reviewers") or {}
+    asks = [a for a in digest.get("asks", ()) if isinstance(a, dict)]
     return Summary(
         verdict=digest["verdict"],
         reading_minutes=int(digest.get("reading_minutes", 0)),
@@ -71,6 +78,8 @@ def summarize(digest: Mapping[str, Any], *, top: int = TOP_CHECKS) -> Summary:
         ),
         area_labels=tuple(str(label) for label in digest.get("labels", ())),
         reviewers=tuple(str(u) for u in reviewers.get("users", ())),
+        asked=len(asks),
+        answered=sum(1 for ask in asks if ask.get("status") == "answered"),
     )
 
 

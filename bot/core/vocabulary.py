@@ -110,3 +110,43 @@ class RoutingOutcome(BaseModel):
     requested_teams: tuple[str, ...] = ()
     because: tuple[tuple[str, str], ...] = ()  # (reviewer, label that routed them)
     skipped: tuple[tuple[str, str], ...] = ()  # (name, reason)
+
+
+AskKind = Literal[
+    "tests", "test-results", "gpu-eval", "numbers", "hardware-run", "docs", "rebase", "split"
+]
+ASK_KINDS: tuple[AskKind, ...] = (
+    "tests", "test-results", "gpu-eval", "numbers", "hardware-run", "docs", "rebase", "split"
+)
+AskStatus = Literal["open", "answered"]
+Answer = Literal["", "reply", "commit", "evidence"]
+
+
+class Ask(BaseModel):
+    """A reviewer's request found in the conversation, shown once in the digest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: AskKind
+    by: str  # the reviewer's login (untrusted: escape)
+    quote: str  # the sentence that asks (untrusted: escape)
+    url: str = ""  # where it was asked (built by us)
+    status: AskStatus = "open"
+    answered_by: Answer = ""
+    answer_url: str = ""
+    # The digest's own item this ask stands in for (shown once, as the ask), and its
+    # severity: an open ask keeps the weight of the item it replaced.
+    risk: str = ""
+    severity: Severity | None = None
+
+
+class LaterEvidence(BaseModel):
+    """Evidence posted after the description that cleared or lowered one of its risks."""
+
+    model_config = ConfigDict(frozen=True)
+
+    risk: str  # the risk id it answered
+    outcome: Literal["cleared", "lowered"]
+    by: str  # login (untrusted: escape)
+    url: str = ""  # where it was posted (built by us)
+    evidence: str = ""  # the line that shows it (untrusted: escape)

@@ -11,19 +11,22 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, cast, get_args
 from urllib.parse import quote
 
-from githubkit import GitHub
+from githubkit import GitHub, Response
 from githubkit.exception import GitHubException
 from githubkit_schemas.latest.models import (
     ContentFile,
     DiffEntry,
     PullRequestReview,
+    PullRequestReviewComment,
     PullRequestSimple,
+    SimpleUser,
 )
+from githubkit_schemas.latest.models import Issue as GitHubIssue
 from githubkit_schemas.latest.models import IssueComment as GitHubIssueComment
 from githubkit_schemas.latest.models import (
     PullRequest as GitHubPullRequest,
@@ -31,21 +34,29 @@ from githubkit_schemas.latest.models import (
 from pydantic import ValidationError
 
 from bot.core.facts import GITHUB_FILES_CAP, ChangedFile
+from bot.github.conditional import ConditionalCache, KeptPage
 from bot.github.pacing import WritePacer
 from bot.github.protocol import (
     BranchHead,
     GitHubError,
     IssueComment,
+    IssueSummary,
     NotFound,
     Permission,
     PullRequest,
     ReactionContent,
+    Review,
+    ReviewComment,
     TreeEntry,
 )
 from bot.github.retry import translate_error
 
 T = TypeVar("T")
+M = TypeVar("M")
 PER_PAGE = 100
+# Pages read of one PR's conversation list: a thread longer than this is read up to it.
+MAX_COMMENT_PAGES = 50  # the sticky comment is looked for among these
+MAX_REVIEW_PAGES = 10
 _SHA = re.compile(r"[0-9a-f]{40}")
 _PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
 _TREE_TYPES = frozenset({"blob", "tree", "commit"})
@@ -88,12 +99,43 @@ def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> P
     )
 
 
+def _is_bot(user: SimpleUser | None) -> bool:
+    return user is not None and (user.type == "Bot" or user.login.endswith("[bot]"))
+
+
 def _comment_from_github(comment: GitHubIssueComment) -> IssueComment:
     return IssueComment(
         id=comment.id,
         author=comment.user.login if comment.user else "ghost",
         body=comment.body or "",
         created_at=comment.created_at,
+        author_is_bot=_is_bot(comment.user),
+    )
+
+
+def _review_from_github(review: PullRequestReview) -> Review:
+    return Review(
+        id=review.id,
+        author=review.user.login if review.user else "ghost",
+        author_is_bot=_is_bot(review.user),
+        state=review.state,
+        body=review.body or "",
+        submitted_at=review.submitted_at or None,
+        commit_id=review.commit_id or "",
+    )
+
+
+def _review_comment_from_github(comment: PullRequestReviewComment) -> ReviewComment:
+    reply_to = comment.in_reply_to_id
+    return ReviewComment(
+        id=comment.id,
+        author=comment.user.login if comment.user else "ghost",
+        author_is_bot=_is_bot(comment.user),
+        body=comment.body or "",
+        created_at=comment.created_at,
+        path=comment.path,
+        commit_id=comment.commit_id or "",
+        in_reply_to_id=reply_to if isinstance(reply_to, int) else None,
     )
 
 
@@ -124,9 +166,13 @@ async def translated() -> AsyncIterator[None]:
 class GitHubKitAdapter:
     """`GitHubAPI` over an entered githubkit client."""
 
-    def __init__(self, client: GitHub[Any], pacer: WritePacer) -> None:
+    def __init__(self, client: GitHub[Any], pacer: WritePacer, *,
+                 pages: ConditionalCache | None = None, identity: str = "") -> None:
         self._gh = client
         self._pacer = pacer
+        # ETags of list pages read before, kept per credentials (`identity`).
+        self._kept = pages
+        self._identity = identity
 
     async def _call(self, request: Awaitable[T]) -> T:
         async with translated():
@@ -168,15 +214,84 @@ class GitHubKitAdapter:
 
     async def list_comments(self, repo: str, number: int) -> list[IssueComment]:
         owner, name = split_repo(repo)
-        comments: list[IssueComment] = []
-        comment: GitHubIssueComment
+
+        def page(number_: int, headers: Mapping[str, str] | None) -> Awaitable[Response[Any]]:
+            return self._gh.rest.issues.async_list_comments(
+                owner, name, number, per_page=PER_PAGE, page=number_, headers=headers)
+
+        return await self._conditional_pages(
+            f"/repos/{repo}/issues/{number}/comments", page, _comment_from_github,
+            MAX_COMMENT_PAGES)
+
+    async def list_reviews(self, repo: str, number: int) -> list[Review]:
+        owner, name = split_repo(repo)
+
+        def page(number_: int, headers: Mapping[str, str] | None) -> Awaitable[Response[Any]]:
+            return self._gh.rest.pulls.async_list_reviews(
+                owner, name, number, per_page=PER_PAGE, page=number_, headers=headers)
+
+        return await self._conditional_pages(
+            f"/repos/{repo}/pulls/{number}/reviews", page, _review_from_github,
+            MAX_REVIEW_PAGES)
+
+    async def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        owner, name = split_repo(repo)
+
+        def page(number_: int, headers: Mapping[str, str] | None) -> Awaitable[Response[Any]]:
+            return self._gh.rest.pulls.async_list_review_comments(
+                owner, name, number, per_page=PER_PAGE, page=number_, headers=headers)
+
+        return await self._conditional_pages(
+            f"/repos/{repo}/pulls/{number}/comments", page, _review_comment_from_github,
+            MAX_REVIEW_PAGES)
+
+    async def _conditional_pages(
+        self,
+        route: str,
+        fetch: Callable[[int, Mapping[str, str] | None], Awaitable[Response[Any]]],
+        convert: Callable[[M], T],
+        max_pages: int,
+    ) -> list[T]:
+        """Every page of a list, page by page, each asked with the ETag it had when it
+        was last read: a 304 (nothing changed; not charged to the rate limit) serves
+        the kept page."""
+        items: list[T] = []
+        for number in range(1, max_pages + 1):
+            key = f"{self._identity} {route}?page={number}"
+            kept = self._kept.get(key) if self._kept is not None else None
+            headers = {"If-None-Match": kept.etag} if kept is not None else None
+            async with translated():
+                response = await fetch(number, headers)
+                raw = response.raw_response
+                if raw.status_code == 304 and kept is not None:
+                    self._kept.hits += 1  # type: ignore[union-attr]
+                    page_items, has_next = kept.items, kept.has_next
+                elif raw.status_code == 304:
+                    raise GitHubError(f"GET {route}: 304 for a page never read", status=304)
+                else:
+                    page_items = tuple(convert(item) for item in response.parsed_data)
+                    has_next = 'rel="next"' in raw.headers.get("link", "")
+                    etag = raw.headers.get("etag")
+                    if self._kept is not None and etag:
+                        self._kept.put(key, KeptPage(etag, page_items, has_next,
+                                                     len(raw.content)))
+            items.extend(page_items)
+            if not has_next:
+                break
+        return items
+
+    async def get_issue(self, repo: str, number: int) -> IssueSummary:
+        owner, name = split_repo(repo)
         async with translated():
-            async for comment in self._gh.rest.paginate(
-                self._gh.rest.issues.async_list_comments,
-                owner=owner, repo=name, issue_number=number, per_page=PER_PAGE,
-            ):
-                comments.append(_comment_from_github(comment))
-        return comments
+            response = await self._gh.rest.issues.async_get(owner, name, number)
+            issue: GitHubIssue = response.parsed_data
+        pull = issue.pull_request if issue.pull_request else None
+        return IssueSummary(
+            repo=repo, number=issue.number, title=issue.title, state=issue.state,
+            is_pull=pull is not None,
+            merged=pull is not None and bool(pull.merged_at),
+            author=issue.user.login if issue.user else "",
+        )
 
     async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
         owner, name = split_repo(repo)

@@ -11,9 +11,12 @@ from bot.core.facts import ChangedFile
 from bot.github.protocol import (
     GitHubAPI,
     IssueComment,
+    IssueSummary,
     Permission,
     PullRequest,
     ReactionContent,
+    Review,
+    ReviewComment,
     TreeEntry,
 )
 
@@ -69,6 +72,15 @@ class DryRunGitHub:
         for comment in comments:
             self._comment_pr[comment.id] = number
         return comments
+
+    async def list_reviews(self, repo: str, number: int) -> list[Review]:
+        return await self._inner.list_reviews(repo, number)
+
+    async def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        return await self._inner.list_review_comments(repo, number)
+
+    async def get_issue(self, repo: str, number: int) -> IssueSummary:
+        return await self._inner.get_issue(repo, number)
 
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
         await self._record(repo, number, "create_comment", body)

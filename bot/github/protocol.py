@@ -67,6 +67,51 @@ class IssueComment(BaseModel):
     author: str  # login, e.g. "pr-digest[bot]"
     body: str
     created_at: datetime | None = None
+    author_is_bot: bool = False  # the account's type is Bot (CI bots, other review bots)
+
+
+class Review(BaseModel):
+    """One review of a PR: its state and its body (the summary, not its line comments)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    author: str
+    author_is_bot: bool = False
+    state: str  # APPROVED | CHANGES_REQUESTED | COMMENTED | DISMISSED | PENDING
+    body: str = ""
+    submitted_at: datetime | None = None
+    commit_id: str = ""  # the head the review was made on
+
+
+class ReviewComment(BaseModel):
+    """One comment on a line of the diff (a review thread's root or a reply in it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    author: str
+    author_is_bot: bool = False
+    body: str = ""
+    created_at: datetime | None = None
+    path: str = ""
+    commit_id: str = ""
+    in_reply_to_id: int | None = None
+
+
+class IssueSummary(BaseModel):
+    """An issue or PR as the issues endpoint answers for both: title, state, and for a PR
+    whether it merged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo: str
+    number: int
+    title: str
+    state: str  # open | closed
+    is_pull: bool = False
+    merged: bool = False
+    author: str = ""
 
 
 class GitHubAPI(Protocol):
@@ -78,7 +123,22 @@ class GitHubAPI(Protocol):
         """All files, following pagination, up to GitHub's 3,000-file cap."""
         ...
 
-    async def list_comments(self, repo: str, number: int) -> list[IssueComment]: ...
+    async def list_comments(self, repo: str, number: int) -> list[IssueComment]:
+        """The PR's (or issue's) comments, oldest first, all pages (conditional requests
+        where the implementation keeps ETags)."""
+        ...
+
+    async def list_reviews(self, repo: str, number: int) -> list[Review]:
+        """The PR's reviews, oldest first, all pages up to a cap."""
+        ...
+
+    async def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        """The PR's review (line) comments, oldest first, all pages up to a cap."""
+        ...
+
+    async def get_issue(self, repo: str, number: int) -> IssueSummary:
+        """An issue or a PR by number (the issues endpoint answers for both); NotFound."""
+        ...
 
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment: ...
 

@@ -48,6 +48,7 @@ from githubkit_schemas.latest.models import (
 )
 
 from bot.github.adapter import PER_PAGE, GitHubKitAdapter, split_repo, translated
+from bot.github.conditional import ConditionalCache
 from bot.github.pacing import WritePacer
 from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
@@ -119,6 +120,8 @@ class GitHubSessionFactory:
         self._tokens: dict[int, tuple[str, datetime]] = {}
         self._token_locks: dict[int, asyncio.Lock] = {}
         self._pacers: dict[str, WritePacer] = {}
+        # ETags and pages of the conversation lists, shared by this factory's jobs.
+        self.kept_pages = ConditionalCache()
         self._bot_login: str | None = settings.bot_login
         # The GET /app in flight, if any: the credential check (the server's loop) and
         # the worker (its own loop, another thread) both ask at start; one request serves
@@ -201,6 +204,11 @@ class GitHubSessionFactory:
                 "endpoint": endpoint, "status": CALL_ERROR,
                 "duration_ms": round(seconds * 1000, 1)})
 
+    def _adapter(self, client: GitHub[Any], key: str) -> GitHubKitAdapter:
+        # Kept pages are per credentials: a page is served only after GitHub's 304 to the
+        # same request from the same installation (or token).
+        return GitHubKitAdapter(client, self._pacer(key), pages=self.kept_pages, identity=key)
+
     def _pacer(self, key: str) -> WritePacer:
         if key not in self._pacers:
             self._pacers[key] = WritePacer(
@@ -243,7 +251,7 @@ class GitHubSessionFactory:
         key = str(installation_id)
         try:
             async with self._client(TokenAuthStrategy(token), key) as client:
-                yield GitHubKitAdapter(client, self._pacer(key))
+                yield self._adapter(client, key)
         except BadCredentials as exc:
             # Revoked or expired early: the next attempt mints a fresh token, so a cached
             # token's 401 is worth one retry; a token minted just now is not.
@@ -265,14 +273,14 @@ class GitHubSessionFactory:
             raise GitHubError("DIGEST_GITHUB_TOKEN is not set")
         auth = TokenAuthStrategy(self._settings.github_token.get_secret_value())
         async with self._client(auth, "token") as client:
-            yield GitHubKitAdapter(client, self._pacer("token"))
+            yield self._adapter(client, "token")
 
     @asynccontextmanager
     async def for_anonymous(self) -> AsyncIterator[GitHubKitAdapter]:
         """Unauthenticated reads (public repositories, 60 requests an hour): the
         zero-config dry-run, where there is nothing to authenticate with."""
         async with self._client(UnauthAuthStrategy(), "anonymous") as client:
-            yield GitHubKitAdapter(client, self._pacer("anonymous"))
+            yield self._adapter(client, "anonymous")
 
     async def installation_for_repo(self, repo: str) -> int:
         """The App's installation id on `repo` (GET /repos/{owner}/{repo}/installation)."""

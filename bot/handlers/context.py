@@ -47,9 +47,12 @@ class HandlerContext:
     # Per repository, the reviewers GitHub refused to be asked (lost access, left).
     refused_reviewers: TTLCache[str, object] = field(
         default_factory=lambda: _ttl_cache(3600.0))
-    # Titles of the PRs a description links to ("" when it is not a PR): a title rarely
-    # changes, and every digest of a PR would otherwise read them again.
-    link_titles: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(3600.0))
+    # Read the PR's reviews and review comments (asks, evidence posted later) besides
+    # the comments every job lists; DIGEST_READ_CONVERSATION.
+    read_conversation: bool = True
+    # What the PRs and issues a description links to are now (title, state, a superseded
+    # PR's objection), per linking repository: every digest of a PR would read them again.
+    linked: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(900.0))
     # The repository's own config (CI, CODEOWNERS, Mergify) read at each PR's base.
     repo_configs: RepoConfigCache = field(default_factory=RepoConfigCache)
     # Maintainers' commands and everyone else's are budgeted apart: outsiders can never

@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass
 
 from bot.core.commands.parse import CommandSpec
-from bot.core.digest import build_digest, linked_work, repo_config_note
-from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.digest import build_digest, repo_config_note
+from bot.core.facts import ChangedFile, Conversation, PullRequestFacts
 from bot.core.findings import Digest
 from bot.core.render.comment import render_digest
 from bot.core.render.marker import Marker, parse_marker
@@ -38,11 +38,11 @@ from bot.github.protocol import (
 )
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
+from bot.handlers.conversation import linked_items, read_conversation
 from bot.handlers.repo_config import repo_config_at_base
 from bot.handlers.routing import route_pull_request
 
 log = logging.getLogger(__name__)
-MAX_LINK_READS = 3  # GETs per job for the titles of linked PRs
 
 HELP: tuple[CommandSpec, ...] = tuple(
     CommandSpec(name=name, usage=usage, summary_key=f"commands.summary.{name}", who=who)
@@ -92,9 +92,10 @@ async def sync_pull_request(
     if pr.state != "open":
         await _publish(ctx, Converged(pr))
         return SyncOutcome("closed", pr)
+    listed = await gh.list_comments(repo, number)
     comments = [
         CommentSnapshot(id=c.id, author=c.author, body=c.body, created_at=c.created_at)
-        for c in await gh.list_comments(repo, number)
+        for c in listed
     ]
     previous = previous_marker(comments, ctx.bot_login)
     muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
@@ -116,12 +117,19 @@ async def sync_pull_request(
     config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
-    titles = await linked_titles(gh, ctx, facts)
+    # The conversation: the comments listed above (no second read), reviews, review
+    # comments and the linked work; only the linked work when it is switched off.
+    reviewed: tuple[str, ...] | None = None
+    if ctx.read_conversation:
+        read = await read_conversation(gh, ctx, pr, listed, facts)
+        conversation, reviewed = read.conversation, read.reviewed
+    else:
+        conversation = Conversation(linked=await linked_items(gh, ctx, facts, objections=False))
     # Off the worker's loop: a hostile PR's scan takes seconds within its budget, and
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
     digest = await asyncio.to_thread(
         build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
-        repo_context=context, link_titles=titles, repo_config=config,
+        repo_context=context, repo_config=config, conversation=conversation,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -138,7 +146,7 @@ async def sync_pull_request(
         previously_routed=previous.routed if previous else (),
         # A muted PR is left alone: only an explicit `/digest route` requests reviews.
         request=steer.route or (rules.routing.request_on_label and not muted),
-        owners=digest.owners,
+        owners=digest.owners, reviewed=reviewed,
     )
     routed = tuple(dict.fromkeys(
         (*(previous.routed if previous else ()), *(routing.requested_users if routing else ()))
@@ -169,43 +177,11 @@ async def sync_pull_request(
         other_notes = (repo_config_note(problem, other),) if problem else ()
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
-            repo_context=context, link_titles=titles, repo_config=config,
+            repo_context=context, repo_config=config, conversation=conversation,
         ).model_copy(update=extras)
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))
     return SyncOutcome(plan.action, pr, digest, markdown)
-
-
-async def linked_titles(
-    gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts
-) -> dict[tuple[str, int], str]:
-    """Titles of the same-repository PRs the description links to: at most
-    MAX_LINK_READS reads per job, cached across jobs. "Fixes #N" names an issue, not a
-    PR, and is left as a number; so is anything GitHub will not answer (a title is
-    never worth failing the digest for)."""
-    titles: dict[tuple[str, int], str] = {}
-    reads = 0
-    for link in linked_work(facts):
-        if link.repo or link.kind == "fixes" or link.number == facts.number:
-            continue
-        key = f"{facts.repo}#{link.number}"
-        title = ctx.link_titles.get(key)
-        if title is None:
-            if reads >= MAX_LINK_READS:
-                continue
-            reads += 1
-            try:
-                title = (await gh.get_pull(facts.repo, link.number)).title
-            except NotFound:
-                title = ""  # an issue, or gone: remember that too
-            except GitHubError as exc:
-                log.info("linked PR title unavailable: %s", exc,
-                         extra={"repo": facts.repo, "pr": facts.number})
-                continue
-            ctx.link_titles[key] = title
-        if isinstance(title, str) and title:
-            titles[(link.repo, link.number)] = title
-    return titles
 
 
 async def _publish(ctx: HandlerContext, converged: Converged) -> None:

@@ -46,12 +46,14 @@ async def route_pull_request(
     previously_routed: Sequence[str],
     request: bool,
     owners: Owners | None = None,
+    reviewed: Sequence[str] | None = None,
 ) -> RoutingOutcome | None:
     """Request the missing reviewers for the PR's routed labels; None when no pool applies.
 
     `owners`: the changed files' code owners by the base's CODEOWNERS. GitHub requests
     them itself, so they count as requested; when they cover every changed file, the
-    pools ask no one more (pools are for what CODEOWNERS is silent on)."""
+    pools ask no one more (pools are for what CODEOWNERS is silent on). `reviewed`: who
+    reviewed, when the caller listed the reviews already."""
     config = rules.routing
     if not any(label in config.pools for label in pr.labels):
         return None
@@ -62,7 +64,8 @@ async def route_pull_request(
         })
         if not owners.unowned:
             request = False
-    reviewed = await gh.list_reviewers_who_reviewed(pr.repo, pr.number)
+    if reviewed is None:
+        reviewed = await gh.list_reviewers_who_reviewed(pr.repo, pr.number)
     requested = {u.lower() for u in pr.requested_users}
     # We requested them before, they are no longer requested and have not reviewed:
     # a human removed the request, and routing must not put it back.

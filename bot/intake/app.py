@@ -52,6 +52,7 @@ _delivery_log = HotPathLog("bot.intake.app")
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
     "pull_request", "issue_comment", "ping", "installation", "installation_repositories", "push",
+    "pull_request_review", "pull_request_review_comment",
 })
 _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0

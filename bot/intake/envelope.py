@@ -56,6 +56,10 @@ class _Comment(msgspec.Struct):
     performed_via_github_app: _App | None = _UNSET
 
 
+class _Review(msgspec.Struct):
+    user: _Account | None = _UNSET
+
+
 class _Issue(msgspec.Struct):
     number: Any = _UNSET
     pull_request: Any = _UNSET
@@ -72,6 +76,7 @@ class _Envelope(msgspec.Struct):
     changes: Any = _UNSET
     issue: _Issue | None = _UNSET
     comment: _Comment | None = _UNSET
+    review: _Review | None = _UNSET
     zen: Any = _UNSET
     # push: which branch moved, to what, and whether it was deleted (the index refresh)
     ref: Any = _UNSET

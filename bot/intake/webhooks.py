@@ -31,6 +31,10 @@ PR_ACTIONS = frozenset({
 })
 # An `edited` that only touched e.g. the milestone cannot change the digest.
 _EDITS_THAT_MATTER = ("title", "body", "base")
+# What people say on a PR re-runs its digest (asks, evidence posted later), through the
+# same coalesced job; the digest is written only when it changes.
+COMMENT_ACTIONS = frozenset({"created", "edited", "deleted"})
+REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 ACKNOWLEDGED_EVENTS = frozenset({"installation", "installation_repositories"})
 
 
@@ -125,6 +129,28 @@ class Issue(_Model):
     pull_request: dict[str, Any] | None = None
 
 
+class Review(_Model):
+    user: Account | None = None
+
+
+class PullRequestReviewEvent(_Model):
+    action: str
+    review: Review
+    pull_request: PullRequestRef
+    repository: Repository
+    sender: Account
+    installation: Installation | None = None
+
+
+class ReviewCommentEvent(_Model):
+    action: str
+    comment: Comment
+    pull_request: PullRequestRef
+    repository: Repository
+    sender: Account
+    installation: Installation | None = None
+
+
 class IssueCommentEvent(_Model):
     action: str
     issue: Issue
@@ -177,6 +203,10 @@ def route_event(
         return _route_pull_request(payload, identity)
     if event == "issue_comment":
         return _route_issue_comment(payload, identity)
+    if event == "pull_request_review":
+        return _route_review(payload, identity)
+    if event == "pull_request_review_comment":
+        return _route_review_comment(payload, identity)
     if event == "push":
         return _route_push(payload)
     if event in ACKNOWLEDGED_EVENTS:
@@ -243,9 +273,52 @@ def digest_lines(body: str | None) -> list[str]:
     return [m.group(0).strip().lower() for m in _DIGEST_LINE.finditer(body or "")]
 
 
+def _is_bot(account: Account) -> bool:
+    return account.type == "Bot" or account.login.lower().endswith("[bot]")
+
+
+def _conversation_job(
+    repo: Repository, number: int, installation: Installation | None, what: str
+) -> NewJob:
+    """A digest run for a PR whose conversation changed: the same job (and key) as a
+    `pull_request` event's, so a burst of review comments runs the digest once."""
+    return NewJob(
+        kind="pr", key=pr_key(repo.full_name, number),
+        installation_id=installation.id if installation else None,
+        repo=repo.full_name, number=number, payload={"actions": [what], "labels": []},
+    )
+
+
+def _route_review(payload: dict[str, Any], identity: BotIdentity) -> NewJob | Ignored:
+    action = payload.get("action")
+    if not isinstance(action, str) or action not in REVIEW_ACTIONS:
+        return Ignored(f"pull_request_review.{action} not handled")
+    ev = _parse(PullRequestReviewEvent, payload)
+    people = [ev.sender, *([ev.review.user] if ev.review.user else [])]
+    if any(identity.is_self(a) for a in people):
+        return Ignored("sent by this bot")
+    if any(_is_bot(a) for a in people):
+        return Ignored("review by a bot")
+    return _conversation_job(ev.repository, ev.pull_request.number, ev.installation,
+                             f"review.{action}")
+
+
+def _route_review_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJob | Ignored:
+    action = payload.get("action")
+    if not isinstance(action, str) or action not in COMMENT_ACTIONS:
+        return Ignored(f"pull_request_review_comment.{action} not handled")
+    ev = _parse(ReviewCommentEvent, payload)
+    if identity.is_self(ev.sender) or identity.is_self(ev.comment.user):
+        return Ignored("sent by this bot")
+    if _is_bot(ev.sender) or _is_bot(ev.comment.user):
+        return Ignored("review comment by a bot")
+    return _conversation_job(ev.repository, ev.pull_request.number, ev.installation,
+                             f"review_comment.{action}")
+
+
 def _route_issue_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJob | Ignored:
     action = payload.get("action")
-    if action not in ("created", "edited"):
+    if not isinstance(action, str) or action not in COMMENT_ACTIONS:
         return Ignored(f"issue_comment.{action} not handled")
     ev = _parse(IssueCommentEvent, payload)
     if ev.issue.pull_request is None:
@@ -257,17 +330,25 @@ def _route_issue_comment(payload: dict[str, Any], identity: BotIdentity) -> NewJ
         and ev.comment.performed_via_github_app.id == identity.app_id
     ):
         return Ignored("sent by this bot")
-    if any(a.type == "Bot" or a.login.lower().endswith("[bot]") for a in (ev.sender, author)):
+    if any(_is_bot(a) for a in (ev.sender, author)):
         return Ignored("comment by a bot")
+    # Anything but a comment that asks for /digest changes only the conversation.
+    conversation = _conversation_job(ev.repository, ev.issue.number, ev.installation,
+                                     f"comment.{action}")
+    if action == "deleted":
+        return conversation
     lines = digest_lines(ev.comment.body)
     if not lines:
-        return Ignored("no /digest command")
+        return conversation
     old: str | None = None
     if action == "edited":
         before = (ev.changes or {}).get("body")
         old = before.get("from") if isinstance(before, dict) else None
-        if not isinstance(old, str) or digest_lines(old) == lines:
+        if not isinstance(old, str):
             return Ignored("edit did not change the /digest command")
+        if digest_lines(old) == lines:
+            # The commands stay as they were; the words around them may not.
+            return conversation if old != ev.comment.body else Ignored("edit changed nothing")
     body = ev.comment.body or ""
     # surrogatepass: JSON may carry lone surrogates, which strict UTF-8 refuses.
     raw = body.encode(errors="surrogatepass")

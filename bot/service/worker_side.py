@@ -66,6 +66,7 @@ def build_worker_side(
         metrics=metrics,
         language=settings.language,
         skip_drafts=settings.skip_drafts,
+        read_conversation=settings.read_conversation,
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
         on_converged=DigestRecorder(digests),

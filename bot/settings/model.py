@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     skip_drafts: bool = Field(
         default=True, description="no digest on drafts until `ready_for_review`"
     )
+    read_conversation: bool = Field(
+        default=True, description="read each PR's reviews and review comments for reviewers' "
+        "asks and evidence posted later (2 more list reads a job, conditional)",
+    )
     # vLLM's body-cleanup workflow edits every PR seconds after `opened`, and
     # force-pushes arrive in bursts: wait this long after the last event of a PR.
     settle_seconds: float = Field(

@@ -13,6 +13,7 @@ installation tokens elsewhere) and the state's injected faults.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import socket
@@ -114,8 +115,17 @@ def list_files(call: Call) -> Reply:
 def list_reviews(call: Call) -> Reply:
     number = int(call.params["number"])
     reviews = call.state.pull(call.repo, number).reviews
-    return _paginate(call, [responses.review(call.repo, number, login, st, 500 + i)
-                            for i, (login, st) in enumerate(reviews)])
+    return _paginate(call, [responses.review(call.repo, number, r) for r in reviews])
+
+
+def list_review_comments(call: Call) -> Reply:
+    comments = call.state.list_review_comments(call.repo, int(call.params["number"]))
+    return _paginate(call, [responses.review_comment(c) for c in comments])
+
+
+def get_issue(call: Call) -> Reply:
+    found = call.state.issue(call.repo, int(call.params["number"]))
+    return Reply(200, responses.issue(call.repo, found))
 
 
 def request_reviewers(call: Call) -> Reply:
@@ -284,6 +294,8 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("GET", f"{R}/pulls/{{number:int}}", get_pull, "token"),
     ("GET", f"{R}/pulls/{{number:int}}/files", list_files, "token"),
     ("GET", f"{R}/pulls/{{number:int}}/reviews", list_reviews, "token"),
+    ("GET", f"{R}/pulls/{{number:int}}/comments", list_review_comments, "token"),
+    ("GET", f"{R}/issues/{{number:int}}", get_issue, "token"),
     ("POST", f"{R}/pulls/{{number:int}}/requested_reviewers", request_reviewers, "token"),
     ("GET", f"{R}/issues/{{number:int}}/comments", list_comments, "token"),
     ("POST", f"{R}/issues/{{number:int}}/comments", create_comment, "token"),
@@ -312,6 +324,20 @@ def _json(reply: Reply, headers: dict[str, str]) -> Response:
     if isinstance(reply.body, str):
         return Response(reply.body, status_code=reply.status, headers=merged)
     return JSONResponse(reply.body, status_code=reply.status, headers=merged)
+
+
+def _conditional(state: FakeGitHubState, reply: Reply, headers: dict[str, str],
+                 if_none_match: str | None) -> Reply:
+    """GitHub's ETags: every GET answer carries one; a request naming the current one
+    gets 304 with no body, and an authorized 304 is not charged to the rate limit."""
+    seen = json.dumps([reply.body, reply.headers.get("Link", "")], sort_keys=True)
+    etag = '"' + hashlib.sha1(seen.encode(), usedforsecurity=False).hexdigest() + '"'
+    if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:
+        state.rate_limit_remaining = min(state.rate_limit, state.rate_limit_remaining + 1)
+        headers["X-RateLimit-Remaining"] = str(state.rate_limit_remaining)
+        headers["X-RateLimit-Used"] = str(state.rate_limit - state.rate_limit_remaining)
+        return Reply(304, None, {"ETag": etag})
+    return Reply(reply.status, reply.body, {**reply.headers, "ETag": etag})
 
 
 def _fault_reply(fault: Fault) -> Reply:
@@ -373,6 +399,9 @@ def _endpoint(method: str, template: str, handler: Handler,
                 reply = handler(call)
                 if fault is not None:
                     reply = _fault_reply(fault)
+                elif method == "GET" and reply.status == 200:
+                    reply = _conditional(state, reply, headers,
+                                         request.headers.get("if-none-match"))
         except FakeHTTPError as exc:
             headers = {**headers, **exc.headers}
             reply = Reply(exc.status, responses.error(exc.message, exc.status))

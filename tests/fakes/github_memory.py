@@ -16,15 +16,25 @@ from bot.core.facts import ChangedFile
 from bot.github.protocol import (
     GitHubError,
     IssueComment,
+    IssueSummary,
     NotFound,
     Permission,
     PullRequest,
     RateLimited,
     ReactionContent,
+    Review,
+    ReviewComment,
     TreeEntry,
     Unprocessable,
 )
-from tests.fakes.github_state import FakeComment, FakeGitHubState, FakeHTTPError, FakePull
+from tests.fakes.github_state import (
+    FakeComment,
+    FakeGitHubState,
+    FakeHTTPError,
+    FakePull,
+    FakeReview,
+    FakeReviewComment,
+)
 
 T = TypeVar("T")
 
@@ -43,9 +53,28 @@ def pull_to_protocol(pull: FakePull, *, private: bool = False) -> PullRequest:
     )
 
 
+def _is_bot(login: str, user_type: str) -> bool:
+    return user_type == "Bot" or login.endswith("[bot]")
+
+
 def comment_to_protocol(comment: FakeComment) -> IssueComment:
     return IssueComment(id=comment.id, author=comment.author, body=comment.body,
-                        created_at=comment.created_at)
+                        created_at=comment.created_at,
+                        author_is_bot=_is_bot(comment.author, comment.author_type))
+
+
+def review_to_protocol(review: FakeReview) -> Review:
+    return Review(id=review.id, author=review.login,
+                  author_is_bot=_is_bot(review.login, review.author_type), state=review.state,
+                  body=review.body, submitted_at=review.submitted_at,
+                  commit_id=review.commit_id)
+
+
+def review_comment_to_protocol(comment: FakeReviewComment) -> ReviewComment:
+    return ReviewComment(id=comment.id, author=comment.author,
+                         author_is_bot=_is_bot(comment.author, comment.author_type),
+                         body=comment.body, created_at=comment.created_at, path=comment.path,
+                         commit_id=comment.commit_id, in_reply_to_id=comment.in_reply_to)
 
 
 def error_for(status: int, message: str, headers: dict[str, str]) -> GitHubError:
@@ -124,9 +153,34 @@ class MemoryGitHub:
 
     async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
         def logins() -> list[str]:
-            return list(dict.fromkeys(login for login, _ in self.state.pull(repo, number).reviews))
+            return list(dict.fromkeys(r.login for r in self.state.pull(repo, number).reviews))
         return await self._run("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews",
                                f"/repos/{repo}/pulls/{number}/reviews", logins)
+
+    async def list_reviews(self, repo: str, number: int) -> list[Review]:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/pulls/{number}/reviews",
+            f"/repos/{repo}/pulls/{number}/reviews",
+            lambda: [review_to_protocol(r) for r in self.state.pull(repo, number).reviews])
+
+    async def list_review_comments(self, repo: str, number: int) -> list[ReviewComment]:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/pulls/{number}/comments",
+            f"/repos/{repo}/pulls/{number}/comments",
+            lambda: [review_comment_to_protocol(c)
+                     for c in self.state.list_review_comments(repo, number)])
+
+    async def get_issue(self, repo: str, number: int) -> IssueSummary:
+        def summary() -> IssueSummary:
+            found = self.state.issue(repo, number)
+            if isinstance(found, FakePull):
+                return IssueSummary(repo=repo, number=number, title=found.title,
+                                    state=found.state, is_pull=True, merged=found.merged,
+                                    author=found.author)
+            return IssueSummary(repo=repo, number=number, title=found.title, state=found.state,
+                                author=found.author)
+        return await self._run("GET", "/repos/{owner}/{repo}/issues/{number}",
+                               f"/repos/{repo}/issues/{number}", summary)
 
     async def get_permission(self, repo: str, user: str) -> Permission:
         def permission() -> Permission:

@@ -58,6 +58,44 @@ class FakeComment:
 
 
 @dataclass
+class FakeReview:
+    id: int
+    login: str
+    state: str = "APPROVED"
+    body: str = ""
+    commit_id: str = ""
+    submitted_at: datetime | None = None
+    author_type: str = "User"
+
+
+@dataclass
+class FakeReviewComment:
+    id: int
+    repo: str
+    number: int
+    author: str
+    body: str
+    path: str
+    line: int
+    commit_id: str
+    created_at: datetime
+    in_reply_to: int | None = None
+    review_id: int = 0
+    author_type: str = "User"
+
+
+@dataclass
+class FakeIssue:
+    """A plain issue (not a PR), for linked-work reads."""
+
+    repo: str
+    number: int
+    title: str
+    state: str = "open"
+    author: str = "someone"
+
+
+@dataclass
 class FakePull:
     repo: str
     number: int
@@ -76,7 +114,7 @@ class FakePull:
     updated_at: datetime
     requested_users: list[str] = field(default_factory=list)
     requested_teams: list[str] = field(default_factory=list)
-    reviews: list[tuple[str, str]] = field(default_factory=list)  # (login, state)
+    reviews: list[FakeReview] = field(default_factory=list)
     base_sha: str = "b" * 40
 
     @property
@@ -146,6 +184,8 @@ class FakeGitHubState:
     repos: dict[str, FakeRepo] = field(default_factory=dict)
     pulls: dict[tuple[str, int], FakePull] = field(default_factory=dict)
     comments: dict[int, FakeComment] = field(default_factory=dict)
+    review_comments: dict[int, FakeReviewComment] = field(default_factory=dict)
+    issues: dict[tuple[str, int], FakeIssue] = field(default_factory=dict)
     installations: dict[int, str] = field(default_factory=lambda: {1: "vllm-project"})
     tokens: dict[str, tuple[int, datetime]] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
@@ -246,8 +286,32 @@ class FakeGitHubState:
         self.comments[comment.id] = comment
         return comment
 
-    def add_review(self, repo: str, number: int, login: str, state: str = "APPROVED") -> None:
-        self.pull(repo, number).reviews.append((login, state))
+    def add_review(self, repo: str, number: int, login: str, state: str = "APPROVED",
+                   *, body: str = "", commit_id: str | None = None,
+                   author_type: str = "User") -> FakeReview:
+        pull = self.pull(repo, number)
+        review = FakeReview(self._new_id(), login, state, body, commit_id or pull.head_sha,
+                            self.now(), author_type)
+        pull.reviews.append(review)
+        return review
+
+    def add_review_comment(self, repo: str, number: int, author: str, body: str, *,
+                           path: str = "vllm/model.py", line: int = 1,
+                           in_reply_to: int | None = None, commit_id: str | None = None,
+                           author_type: str = "User") -> FakeReviewComment:
+        pull = self.pull(repo, number)
+        comment = FakeReviewComment(
+            self._new_id(), repo, number, author, body, path, line,
+            commit_id or pull.head_sha, self.now(), in_reply_to, author_type=author_type)
+        self.review_comments[comment.id] = comment
+        return comment
+
+    def add_issue(self, repo: str, number: int, title: str, *, state: str = "open",
+                  author: str = "someone") -> FakeIssue:
+        self.add_repo(repo)
+        issue = FakeIssue(repo, number, title, state, author)
+        self.issues[(repo, number)] = issue
+        return issue
 
     def set_permission(self, repo: str, login: str, permission: str,
                        role_name: str | None = None) -> None:
@@ -370,6 +434,22 @@ class FakeGitHubState:
     def list_comments(self, repo: str, number: int) -> list[FakeComment]:
         self.pull(repo, number)
         return self.comments_on(repo, number)
+
+    def list_review_comments(self, repo: str, number: int) -> list[FakeReviewComment]:
+        self.pull(repo, number)
+        return sorted((c for c in self.review_comments.values()
+                       if c.repo == repo and c.number == number), key=lambda c: c.id)
+
+    def issue(self, repo: str, number: int) -> FakePull | FakeIssue:
+        """What the issues endpoint answers for: a PR (GitHub lists PRs as issues too)
+        or a plain issue."""
+        pull = self.pulls.get((repo, number))
+        if pull is not None:
+            return pull
+        found = self.issues.get((repo, number))
+        if found is None:
+            raise FakeHTTPError(404, "Not Found")
+        return found
 
     def _check_body(self, body: str) -> None:
         if len(body) > COMMENT_MAX_CHARS:

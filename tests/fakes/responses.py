@@ -18,7 +18,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.github_state import FakeComment, FakeFile, FakePull, FakeRepo
+from tests.fakes.github_state import (
+    FakeComment,
+    FakeFile,
+    FakeIssue,
+    FakePull,
+    FakeRepo,
+    FakeReview,
+    FakeReviewComment,
+)
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi_examples.json"
 API = "https://api.github.com"
@@ -169,11 +177,78 @@ def reaction(login: str, content: str, reaction_id: int, at: datetime) -> JSON:
     return data
 
 
-def review(repo: str, number: int, login: str, state: str, review_id: int) -> JSON:
+def review(repo: str, number: int, found: FakeReview) -> JSON:
     data: JSON = example("pull-request-review-items")[0]
-    data.update(id=review_id, state=state, user=user(login, user_id=_user_id(login)),
-                pull_request_url=f"{API}/repos/{repo}/pulls/{number}",
-                html_url=f"{WEB}/{repo}/pull/{number}#pullrequestreview-{review_id}")
+    review_id = found.id
+    html = f"{WEB}/{repo}/pull/{number}#pullrequestreview-{review_id}"
+    data.update(id=review_id, node_id=f"PRR_{review_id}", state=found.state, body=found.body,
+                user=user(found.login, user_type=found.author_type,
+                          user_id=_user_id(found.login)),
+                commit_id=found.commit_id,
+                submitted_at=iso(found.submitted_at) if found.submitted_at else None,
+                pull_request_url=f"{API}/repos/{repo}/pulls/{number}", html_url=html,
+                _links={"html": {"href": html},
+                        "pull_request": {"href": f"{API}/repos/{repo}/pulls/{number}"}},
+                author_association="NONE" if found.author_type == "Bot" else "CONTRIBUTOR")
+    return data
+
+
+def review_comment(c: FakeReviewComment) -> JSON:
+    """GET /repos/{owner}/{repo}/pulls/{number}/comments: the OpenAPI description has no
+    example of it, so this follows its schema (pull-request-review-comment)."""
+    url = f"{API}/repos/{c.repo}/pulls/comments/{c.id}"
+    html = f"{WEB}/{c.repo}/pull/{c.number}#discussion_r{c.id}"
+    pull_url = f"{API}/repos/{c.repo}/pulls/{c.number}"
+    data: JSON = {
+        "url": url, "pull_request_review_id": c.review_id or None, "id": c.id,
+        "node_id": f"PRRC_{c.id}", "diff_hunk": "@@ -1,3 +1,4 @@\n+changed",
+        "path": c.path, "position": c.line, "original_position": c.line,
+        "commit_id": c.commit_id, "original_commit_id": c.commit_id,
+        "user": user(c.author, user_type=c.author_type, user_id=_user_id(c.author)),
+        "body": c.body, "created_at": iso(c.created_at), "updated_at": iso(c.created_at),
+        "html_url": html, "pull_request_url": pull_url,
+        "author_association": "NONE" if c.author_type == "Bot" else "CONTRIBUTOR",
+        "_links": {"self": {"href": url}, "html": {"href": html},
+                   "pull_request": {"href": pull_url}},
+        "start_line": None, "original_start_line": None, "start_side": None,
+        "line": c.line, "original_line": c.line, "side": "RIGHT", "subject_type": "line",
+    }
+    if c.in_reply_to is not None:
+        data["in_reply_to_id"] = c.in_reply_to
+    return data
+
+
+def issue(repo: str, found: FakePull | FakeIssue) -> JSON:
+    """GET /repos/{owner}/{repo}/issues/{number}: a PR answers with `pull_request` set
+    (its `merged_at` says whether it merged), a plain issue without it."""
+    data: JSON = example("issue")
+    number = found.number
+    is_pull = isinstance(found, FakePull)
+    kind = "pull" if is_pull else "issues"
+    data.update(
+        id=number + 2_000_000, node_id=f"I_{number}", number=number, title=found.title,
+        state=found.state, url=f"{API}/repos/{repo}/issues/{number}",
+        repository_url=f"{API}/repos/{repo}", html_url=f"{WEB}/{repo}/{kind}/{number}",
+        labels_url=f"{API}/repos/{repo}/issues/{number}/labels{{/name}}",
+        comments_url=f"{API}/repos/{repo}/issues/{number}/comments",
+        events_url=f"{API}/repos/{repo}/issues/{number}/events",
+        user=user(found.author, user_id=_user_id(found.author)), labels=[], assignee=None,
+        assignees=[], milestone=None, closed_by=None,
+        state_reason=None if found.state == "open" else "completed",
+        closed_at=None if found.state == "open" else "2026-01-01T00:00:00Z",
+    )
+    data.pop("pinned_comment", None)
+    if is_pull:
+        assert isinstance(found, FakePull)
+        data["pull_request"] = {
+            "url": f"{API}/repos/{repo}/pulls/{number}",
+            "html_url": f"{WEB}/{repo}/pull/{number}",
+            "diff_url": f"{WEB}/{repo}/pull/{number}.diff",
+            "patch_url": f"{WEB}/{repo}/pull/{number}.patch",
+            "merged_at": "2026-01-01T00:00:00Z" if found.merged else None,
+        }
+    else:
+        data.pop("pull_request", None)
     return data
 
 

@@ -83,6 +83,9 @@ CALLS: dict[str, Callable[[GitHubKitAdapter, int], Awaitable[Any]]] = {
     "remove_label": lambda gh, _: gh.remove_label(REPO, 1, "ci/build"),
     "request_reviewers": lambda gh, _: gh.request_reviewers(REPO, 1, ["alice"], []),
     "list_reviewers_who_reviewed": lambda gh, _: gh.list_reviewers_who_reviewed(REPO, 1),
+    "list_reviews": lambda gh, _: gh.list_reviews(REPO, 1),
+    "list_review_comments": lambda gh, _: gh.list_review_comments(REPO, 1),
+    "get_issue": lambda gh, _: gh.get_issue(REPO, 1),
     "get_permission": lambda gh, _: gh.get_permission(REPO, "alice"),
     "get_default_branch_file": lambda gh, _: gh.get_default_branch_file(
         REPO, ".github/pr-digest.yaml"),

@@ -16,10 +16,12 @@ from githubkit_schemas.latest.models import (
     Label,
     PullRequest,
     PullRequestReview,
+    PullRequestReviewComment,
     PullRequestSimple,
     Reaction,
     RepositoryCollaboratorPermission,
 )
+from githubkit_schemas.latest.models import Issue as GitHubIssue
 from pydantic import BaseModel
 
 from bot.github.protocol import (
@@ -189,7 +191,13 @@ def test_response_builders_parse_with_githubkit_models() -> None:
         (IssueComment, responses.issue_comment(comment)),
         (Label, responses.label(REPO, "ci")),
         (Reaction, responses.reaction("pr-digest[bot]", "eyes", 1, now)),
-        (PullRequestReview, responses.review(REPO, 9, "r", "APPROVED", 5)),
+        (PullRequestReview, responses.review(REPO, 9, state.add_review(REPO, 9, "r"))),
+        (PullRequestReview, responses.review(REPO, 9, state.add_review(
+            REPO, 9, "b[bot]", "COMMENTED", body="x", author_type="Bot"))),
+        (PullRequestReviewComment, responses.review_comment(state.add_review_comment(
+            REPO, 9, "r", "Please add a test.", in_reply_to=3))),
+        (GitHubIssue, responses.issue(REPO, pull)),
+        (GitHubIssue, responses.issue(REPO, state.add_issue(REPO, 77, "A bug", state="closed"))),
         (RepositoryCollaboratorPermission,
          responses.collaborator_permission("m", "write", "maintain")),
         (ContentFile, responses.content_file(REPO, "a/b.yml", "k: v\n", "main")),

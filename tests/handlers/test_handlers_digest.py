@@ -181,10 +181,13 @@ async def test_repo_config_can_disable_an_area() -> None:
     assert outcome.digest.notes == ()
 
 
-async def test_linked_pr_titles_are_read_at_most_three_per_job_and_cached() -> None:
+async def test_linked_work_is_read_at_most_three_per_job_and_cached() -> None:
     state = make_state()
     for number, title in ((11, "Old approach"), (12, "First part"), (13, "Base"), (14, "Extra")):
         state.add_pull(REPO, number, title=title, body="", files=COMPILE_FILES)
+    state.pull(REPO, 12).state = "closed"
+    state.pull(REPO, 12).merged = True
+    state.add_issue(REPO, 99, "Crash on start", state="closed")
     body = (
         "Supersedes #11. Follow-up to #12 and #13. Part of #14. Fixes #99.\n\n"
         + UNTESTED_BODY
@@ -192,24 +195,29 @@ async def test_linked_pr_titles_are_read_at_most_three_per_job_and_cached() -> N
     state.add_pull(REPO, 20, title="[torch.compile] Fix", body=body, files=COMPILE_FILES)
     gh, ctx = gh_for(state), make_ctx()
 
-    def pull_reads() -> list[str]:
+    def issue_reads() -> list[str]:
         return [c.path for c in state.calls
-                if c.method == "GET" and c.route == "/repos/{owner}/{repo}/pulls/{number}"]
+                if c.method == "GET" and c.route == "/repos/{owner}/{repo}/issues/{number}"]
 
     outcome = await sync_pull_request(gh, ctx, REPO, 20)
     assert outcome.digest is not None
-    titled = {(link.kind, link.number): link.title for link in outcome.digest.links}
-    # Three reads: #11-#13; #14 waits for a later job; "Fixes #99" is an issue.
-    assert titled == {("supersedes", 11): "Old approach", ("follow-up", 12): "First part",
-                      ("follow-up", 13): "Base", ("part-of", 14): "", ("fixes", 99): ""}
-    assert sorted(pull_reads()) == [f"/repos/{REPO}/pulls/{n}" for n in (11, 12, 13, 20)]
+    read = {(link.kind, link.number): (link.title, link.state) for link in outcome.digest.links}
+    # Three reads, most telling links first: #11, #99 and #12; the rest wait for a later job.
+    assert read == {("supersedes", 11): ("Old approach", "open"),
+                    ("fixes", 99): ("Crash on start", "closed"),
+                    ("follow-up", 12): ("First part", "merged"),
+                    ("follow-up", 13): ("", ""), ("part-of", 14): ("", "")}
+    assert sorted(issue_reads()) == [f"/repos/{REPO}/issues/{n}" for n in (11, 12, 99)]
     (comment,) = state.bot_comments(REPO, 20, BOT)
-    assert "supersedes \\#\u206011 (Old approach)" in comment
+    assert "- supersedes \\#\u206011 (Old approach) — open" in comment
+    assert "- fixes \\#\u206099 (Crash on start) — closed" in comment
+    assert "- follow-up to \\#\u206012 (First part) — merged" in comment
 
     await sync_pull_request(gh, ctx, REPO, 20)
-    # Cached titles are not read again; the one left over is read now.
-    assert sorted(pull_reads()).count(f"/repos/{REPO}/pulls/11") == 1
-    assert f"/repos/{REPO}/pulls/14" in pull_reads()
+    # What was read is cached; the ones left over are read now.
+    assert sorted(issue_reads()).count(f"/repos/{REPO}/issues/11") == 1
+    assert f"/repos/{REPO}/issues/13" in issue_reads()
+    assert f"/repos/{REPO}/issues/14" in issue_reads()
 
 
 async def test_an_unreadable_linked_pr_leaves_the_number_and_the_digest_posts() -> None:
@@ -229,7 +237,7 @@ async def test_a_failing_title_read_is_not_cached_and_does_not_fail_the_job() ->
     state.add_pull(REPO, 11, title="Old approach", body="", files=COMPILE_FILES)
     state.add_pull(REPO, 20, title="[torch.compile] Fix", body="Supersedes #11.\n" + UNTESTED_BODY,
                    files=COMPILE_FILES)
-    state.fail_next("GET", f"/repos/{REPO}/pulls/11", 502)
+    state.fail_next("GET", f"/repos/{REPO}/issues/11", 502)
     gh, ctx = gh_for(state), make_ctx()
     first = await sync_pull_request(gh, ctx, REPO, 20)
     assert first.action == "create"

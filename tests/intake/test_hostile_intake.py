@@ -39,7 +39,8 @@ CAP = 32 * 1024  # every fixture fits; small enough to probe both sides of it qu
 ALLOWED = frozenset({200, 202, 400, 401, 413})
 REAL = sorted(p.stem for p in FIXTURES.glob("*.json"))
 EVENTS = ["pull_request", "issue_comment", "ping", "installation",
-          "installation_repositories", "check_run", "push", "", "pull_request_review"]
+          "installation_repositories", "check_run", "push", "", "pull_request_review",
+          "pull_request_review_comment"]
 FUZZ = settings(max_examples=120, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

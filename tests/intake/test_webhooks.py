@@ -17,6 +17,7 @@ from bot.intake.webhooks import (
     route_event,
     verify_signature,
 )
+from bot.queue.store import pr_key
 from tests.signing import sign
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "webhooks"
@@ -133,30 +134,78 @@ def test_comments_that_must_not_trigger_are_ignored() -> None:
     del on_issue["issue"]["pull_request"]
     assert isinstance(route_event("issue_comment", on_issue, NOBODY), Ignored)
 
-    chatter = fixture("issue_comment.created")
-    chatter["comment"]["body"] = "LGTM"
-    assert route_event("issue_comment", chatter, NOBODY) == Ignored("no /digest command")
-
     via_app = fixture("issue_comment.created")
     via_app["comment"]["performed_via_github_app"] = {"id": 4242, "slug": "pr-digest"}
     assert route_event("issue_comment", via_app, BotIdentity(app_id=4242)) == Ignored(
         "sent by this bot")
 
-    deleted = fixture("issue_comment.created")
-    deleted["action"] = "deleted"
-    assert isinstance(route_event("issue_comment", deleted, NOBODY), Ignored)
+    mine = fixture("issue_comment.created")
+    mine["comment"]["body"] = "LGTM"
+    assert route_event("issue_comment", mine, BotIdentity(login="Codertocat")) == Ignored(
+        "sent by this bot")
+
+    pinned = fixture("issue_comment.created")
+    pinned["action"] = "pinned"
+    assert isinstance(route_event("issue_comment", pinned, NOBODY), Ignored)
 
 
-def test_edited_comment_counts_only_when_its_command_changed() -> None:
+@pytest.mark.parametrize("action", ["created", "edited", "deleted"])
+def test_any_other_comment_reruns_the_digest_through_the_prs_job(action: str) -> None:
+    chatter = fixture("issue_comment.created")
+    chatter["action"] = action
+    chatter["comment"]["body"] = "LGTM, but can you add a test?"
+    job = route_event("issue_comment", chatter, NOBODY)
+    assert not isinstance(job, Ignored)
+    # The same key as the PR's own events: a burst of comments is one run.
+    assert (job.kind, job.key, job.number) == (
+        "pr", pr_key("vllm-project/vllm", chatter["issue"]["number"]),
+        chatter["issue"]["number"])
+    assert job.payload == {"actions": [f"comment.{action}"], "labels": []}
+
+
+def test_edited_comment_runs_a_command_only_when_its_command_changed() -> None:
     payload = fixture("issue_comment.edited")  # "/digest" -> "/digest explain"
-    assert not isinstance(route_event("issue_comment", payload, NOBODY), Ignored)
+    job = route_event("issue_comment", payload, NOBODY)
+    assert not isinstance(job, Ignored)
+    assert job.kind == "command"
     typo_fix = copy.deepcopy(payload)
     typo_fix["comment"]["body"] = "Fixed a typo.\n/digest explain\n"
     typo_fix["changes"] = {"body": {"from": "Fixd a typo.\n/digest explain\n"}}
-    assert isinstance(route_event("issue_comment", typo_fix, NOBODY), Ignored)
+    rerun = route_event("issue_comment", typo_fix, NOBODY)
+    assert not isinstance(rerun, Ignored)
+    assert rerun.kind == "pr"  # the words changed, the command did not
+    unchanged = copy.deepcopy(typo_fix)
+    unchanged["changes"] = {"body": {"from": typo_fix["comment"]["body"]}}
+    assert isinstance(route_event("issue_comment", unchanged, NOBODY), Ignored)
     no_changes = copy.deepcopy(payload)
     del no_changes["changes"]
     assert isinstance(route_event("issue_comment", no_changes, NOBODY), Ignored)
+
+
+@pytest.mark.parametrize(("event", "name"), [
+    ("pull_request_review", "pull_request_review.submitted"),
+    ("pull_request_review_comment", "pull_request_review_comment.created"),
+])
+def test_reviews_and_review_comments_rerun_the_digest(event: str, name: str) -> None:
+    payload = fixture(name)
+    job = route_event(event, payload, NOBODY)
+    assert not isinstance(job, Ignored)
+    assert (job.kind, job.key, job.installation_id) == (
+        "pr", pr_key("vllm-project/vllm", payload["pull_request"]["number"]),
+        payload["installation"]["id"])
+
+    by_bot = copy.deepcopy(payload)
+    by_bot["sender"]["login"] = by_bot["sender"]["login"] + "[bot]"
+    assert isinstance(route_event(event, by_bot, NOBODY), Ignored)
+    assert route_event(event, payload, BotIdentity(login="Codertocat")) == Ignored(
+        "sent by this bot")
+    other = copy.deepcopy(payload)
+    other["action"] = "requested_changes_whatever"
+    assert isinstance(route_event(event, other, NOBODY), Ignored)
+    broken = copy.deepcopy(payload)
+    del broken["pull_request"]
+    with pytest.raises(PayloadError):
+        route_event(event, broken, NOBODY)
 
 
 def test_installation_events_are_acknowledged_and_unknown_events_ignored() -> None:

@@ -22,6 +22,11 @@ _CUES: tuple[tuple[str, LinkKind], ...] = (
     ("follow-up on", "follow-up"),
     ("follow-up", "follow-up"),
     ("part of", "part-of"),
+    ("cherry-pick of", "cherry-pick"),
+    ("cherry pick of", "cherry-pick"),
+    ("cherry-picked from", "cherry-pick"),
+    ("cherry-pick from", "cherry-pick"),
+    ("backport of", "cherry-pick"),
     ("depends on", "depends-on"),
     ("stacked on", "depends-on"),
     ("built on", "depends-on"),
@@ -54,7 +59,8 @@ _ANY_REF = re.compile(_REF)
 _PRIORITY: dict[str, int] = {
     kind: rank
     for rank, kind in enumerate(
-        ("reverts", "supersedes", "fixes", "follow-up", "depends-on", "part-of", "related")
+        ("reverts", "supersedes", "cherry-pick", "fixes", "follow-up", "depends-on", "part-of",
+         "related")
     )
 }
 _PULL_URL = re.compile(r"https://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/pull/(\d{1,7})(?![\w/])")

@@ -61,7 +61,8 @@ class StructureNote:
 
 
 LinkKind = Literal[
-    "supersedes", "follow-up", "part-of", "depends-on", "reverts", "fixes", "related"
+    "supersedes", "follow-up", "part-of", "depends-on", "reverts", "fixes", "related",
+    "cherry-pick",
 ]
 
 
@@ -71,6 +72,12 @@ class Link:
     number: int
     repo: str  # "" for this repository
     title: str = ""  # fetched by the handler when the read budget allows; untrusted
+    # What the linked PR or issue is now (open | merged | closed, "" when not read) and,
+    # for a closed-unmerged PR this one supersedes, its last maintainer's first sentence.
+    state: str = ""
+    is_pull: bool = False
+    objection: str = ""  # untrusted
+    objection_by: str = ""  # untrusted
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from itertools import chain
 
 from bot.core.findings import Digest
 from bot.core.render.ci import ci_detail_lines, ci_lines
+from bot.core.render.conversation import conversation_lines
 from bot.core.render.escape import sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.render.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
@@ -67,8 +68,8 @@ _LADDER: tuple[Detail, ...] = (
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
 _DROP_ORDER = (
-    "trace", "ci", "links", "context", "checklist", "routing", "start", "footer", "notes", "check",
-    "who",
+    "trace", "ci", "links", "context", "checklist", "routing", "start", "conversation", "footer",
+    "notes", "check", "who",
 )  # fmt: skip
 
 
@@ -79,7 +80,11 @@ class _Section:
 
 
 def risk_level(digest: Digest) -> RiskLevel:
-    return _RISK_LEVEL[max((_SEVERITY_RANK[r.severity] for r in digest.risks), default=0)]
+    # An ask keeps the weight of the item it stands in for while that item still fires.
+    severities = [r.severity for r in digest.risks] + [
+        a.severity for a in digest.asks if a.severity is not None
+    ]
+    return _RISK_LEVEL[max((_SEVERITY_RANK[s] for s in severities), default=0)]
 
 
 def digest_marker(digest: Digest) -> Marker:
@@ -174,6 +179,7 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
         ("who", titled("who", lang, who_lines(digest))),
         ("check", titled("check", lang, chain(check_lines(digest), ci_lines(digest)))),
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
+        ("conversation", titled("conversation", lang, conversation_lines(digest))),
         ("start", titled("start", lang, start_lines(digest, d))),
         ("context", titled("context", lang, repo_context_lines(digest))),
         ("links", titled("links", lang, link_lines(digest))),

@@ -124,8 +124,26 @@ def _link_text(link: Link, lang: Lang) -> str:
     return text
 
 
+def _link_state(link: Link, lang: Lang) -> str:
+    """" — closed unmerged · @who: “objection”" for a link whose state was read."""
+    if not link.state:
+        return ""
+    key = "closed_issue" if link.state == "closed" and not link.is_pull else link.state
+    text = f" — {t(lang, f'link.state.{key}')}"
+    if link.objection:
+        who = escape_text(f"@{link.objection_by}", 60) if link.objection_by else ""
+        quote = t(lang, "render.quote", quote=escape_quote(link.objection, 160))
+        text += " · " + (f"{who}{t(lang, 'render.colon')}{quote}" if who else quote)
+    return text
+
+
 def link_lines(digest: Digest) -> Iterator[str]:
     links = digest.links[:MAX_LINKS_SHOWN]
+    if any(link.state for link in links):
+        # What the linked work became: one line each.
+        for link in links:
+            yield f"- {_link_text(link, digest.lang)}{_link_state(link, digest.lang)}"
+        return
     if links:
         yield "- " + t(digest.lang, "render.list_sep").join(
             _link_text(link, digest.lang) for link in links

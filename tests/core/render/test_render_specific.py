@@ -135,7 +135,8 @@ def test_json_carries_the_specific_findings() -> None:
     )
     data = digest_json(digest, render_digest(digest))
     assert data["decisions"] == [{"quote": "q", "concerns": "", "concerns_file": "", "score": 2}]
-    assert data["links"] == [{"kind": "fixes", "number": 9, "repo": "", "title": ""}]
+    assert data["links"] == [{"kind": "fixes", "number": 9, "repo": "", "title": "", "state": "",
+                              "is_pull": False, "objection": "", "objection_by": ""}]
     assert data["structure"] == []
     assert data["mentions"] == []
     assert data["value_changes"] == []

@@ -1,0 +1,192 @@
+"""Read a PR's conversation for its digest: the comments the job listed already (for
+its sticky comment), the reviews and the review comments; who among the people who
+posted evidence may write to the repository; and what the linked PRs and issues are now.
+
+Bounded per job: two list reads (paged, conditional where the adapter keeps ETags), at
+most MAX_PERMISSION_READS permission reads (cached with routing's and commands'), at
+most MAX_LINK_READS linked issues (cached), and for one closed-unmerged PR this one
+supersedes, its comments and reviews and at most MAX_OBJECTION_PERMISSIONS permission
+reads. A linked item GitHub will not answer is left as a number; it never fails the job.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.core.digest import linked_work
+from bot.core.facts import Conversation, LinkedItem, PullRequestFacts, Remark
+from bot.core.judging.conversation import carries_evidence, is_bot
+from bot.core.reading.remarks import first_sentence
+from bot.github.protocol import (
+    GitHubAPI,
+    GitHubError,
+    IssueComment,
+    IssueSummary,
+    NotFound,
+    PullRequest,
+    Review,
+    ReviewComment,
+)
+from bot.handlers.context import HandlerContext, permission_of
+
+log = logging.getLogger(__name__)
+MAX_LINK_READS = 3  # linked issues and PRs read per job (the rest are cached or numbers)
+MAX_PERMISSION_READS = 3  # authors of evidence asked about per job, newest first
+MAX_OBJECTION_PERMISSIONS = 3
+_MAY_WRITE = frozenset({"admin", "maintain", "write"})
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class ConversationRead:
+    conversation: Conversation
+    reviewed: tuple[str, ...]  # who reviewed: routing needs it and need not list again
+
+
+async def read_conversation(
+    gh: GitHubAPI,
+    ctx: HandlerContext,
+    pr: PullRequest,
+    comments: Sequence[IssueComment],
+    facts: PullRequestFacts,
+) -> ConversationRead:
+    reviews = await gh.list_reviews(pr.repo, pr.number)
+    review_comments = await gh.list_review_comments(pr.repo, pr.number)
+    base = pr.html_url or f"https://github.com/{pr.repo}/pull/{pr.number}"
+    remarks = [
+        *(_from_comment(c, base, ctx.bot_login) for c in comments),
+        *(_from_review(r, base) for r in reviews if r.state != "PENDING"),
+        *(_from_review_comment(c, base) for c in review_comments),
+    ]
+    maintainers = await _maintainers(gh, ctx, pr, remarks)
+    remarks = [r.model_copy(update={"maintainer": True}) if r.author in maintainers else r
+               for r in remarks]
+    linked = await linked_items(gh, ctx, facts, objections=True)
+    reviewed = tuple(dict.fromkeys(r.author for r in reviews))
+    return ConversationRead(Conversation(remarks=tuple(remarks), linked=linked), reviewed)
+
+
+def _from_comment(comment: IssueComment, base: str, bot_login: str) -> Remark:
+    return Remark(
+        kind="comment", id=comment.id, author=comment.author, body=comment.body,
+        author_is_bot=comment.author_is_bot or comment.author.casefold() == bot_login.casefold(),
+        created_at=comment.created_at, url=f"{base}#issuecomment-{comment.id}",
+    )
+
+
+def _from_review(review: Review, base: str) -> Remark:
+    return Remark(
+        kind="review", id=review.id, author=review.author, author_is_bot=review.author_is_bot,
+        body=review.body, created_at=review.submitted_at, commit_id=review.commit_id,
+        review_state=review.state, url=f"{base}#pullrequestreview-{review.id}",
+    )
+
+
+def _from_review_comment(comment: ReviewComment, base: str) -> Remark:
+    return Remark(
+        kind="review_comment", id=comment.id, author=comment.author,
+        author_is_bot=comment.author_is_bot, body=comment.body, created_at=comment.created_at,
+        commit_id=comment.commit_id, in_reply_to=comment.in_reply_to_id, path=comment.path,
+        url=f"{base}#discussion_r{comment.id}",
+    )
+
+
+def _when(remark: Remark) -> datetime:
+    return remark.created_at or _EPOCH
+
+
+async def _maintainers(
+    gh: GitHubAPI, ctx: HandlerContext, pr: PullRequest, remarks: Sequence[Remark]
+) -> set[str]:
+    """Who, of the people other than the author who posted evidence, may write: their
+    evidence counts like the author's. Newest first, a few per job."""
+    asked: list[str] = []
+    for remark in sorted(remarks, key=_when, reverse=True):
+        login = remark.author
+        if (is_bot(remark, ctx.bot_login) or login.casefold() == pr.author.casefold()
+                or login in asked or not carries_evidence(remark.body)):
+            continue
+        asked.append(login)
+        if len(asked) >= MAX_PERMISSION_READS:
+            break
+    return {login for login in asked
+            if await permission_of(gh, ctx, pr.repo, login) in _MAY_WRITE}
+
+
+async def linked_items(
+    gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts, *, objections: bool
+) -> tuple[LinkedItem, ...]:
+    """What the description's linked PRs and issues are now: at most MAX_LINK_READS reads
+    per job, cached per linking repository (a private repository's titles never serve
+    another's digest)."""
+    items: list[LinkedItem] = []
+    reads = 0
+    for link in linked_work(facts):
+        if not link.repo and link.number == facts.number:
+            continue
+        target = link.repo or facts.repo
+        key = f"{facts.repo}|{target}#{link.number}".casefold()
+        cached = ctx.linked.get(key)
+        if isinstance(cached, LinkedItem):
+            items.append(cached)
+            continue
+        if reads >= MAX_LINK_READS:
+            continue
+        reads += 1
+        try:
+            issue = await gh.get_issue(target, link.number)
+        except NotFound:
+            item = LinkedItem(repo=link.repo, number=link.number)  # gone, or not readable
+        except GitHubError as exc:
+            log.info("linked %s#%d unavailable: %s", target, link.number, exc,
+                     extra={"repo": facts.repo, "pr": facts.number})
+            continue
+        else:
+            item = await _linked(gh, ctx, link.repo, link.kind, issue, objections)
+        ctx.linked[key] = item
+        items.append(item)
+    return tuple(items)
+
+
+async def _linked(
+    gh: GitHubAPI, ctx: HandlerContext, repo: str, kind: str, issue: IssueSummary,
+    objections: bool,
+) -> LinkedItem:
+    state = "open" if issue.state == "open" else ("merged" if issue.merged else "closed")
+    objection, by = "", ""
+    # The attempt this PR replaces, closed without merging: what its maintainers said.
+    if objections and kind == "supersedes" and issue.is_pull and state == "closed" and not repo:
+        try:
+            objection, by = await _last_maintainer_word(gh, ctx, issue)
+        except GitHubError as exc:
+            log.info("objection on %s#%d unavailable: %s", issue.repo, issue.number, exc)
+    return LinkedItem(repo=repo, number=issue.number, title=issue.title, state=state,
+                      is_pull=issue.is_pull, objection=objection, objection_by=by)
+
+
+async def _last_maintainer_word(
+    gh: GitHubAPI, ctx: HandlerContext, issue: IssueSummary
+) -> tuple[str, str]:
+    comments = await gh.list_comments(issue.repo, issue.number)
+    reviews = await gh.list_reviews(issue.repo, issue.number)
+    said = [
+        *(_from_comment(c, "", ctx.bot_login) for c in comments),
+        *(_from_review(r, "") for r in reviews if r.state != "PENDING"),
+    ]
+    people = [r for r in said if r.body.strip() and not is_bot(r, ctx.bot_login)
+              and r.author.casefold() != issue.author.casefold()]
+    people.sort(key=lambda r: (_when(r), r.id), reverse=True)
+    asked: list[str] = []
+    for remark in people:
+        if remark.author not in asked:
+            if len(asked) >= MAX_OBJECTION_PERMISSIONS:
+                break
+            asked.append(remark.author)
+        if await permission_of(gh, ctx, issue.repo, remark.author) in _MAY_WRITE:
+            sentence = first_sentence(remark.body)
+            if sentence:
+                return sentence, remark.author
+    return "", ""
