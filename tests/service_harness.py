@@ -40,7 +40,9 @@ API
   `fixture(name) -> dict`; `pr_event(action, number, *, head_sha=None, draft=False,
   label=None, sender=None, author=None, changes=None)`;
   `comment_event(number, comment_id, body, *, author="Codertocat",
-  author_type="User", association="NONE", action="created")`.
+  author_type="User", association="NONE", action="created")`;
+  `review_event(number, review_id, body, *, author, author_type, state, action)` and
+  `review_comment_event(number, comment_id, body, *, author, author_type, action)`.
 - `wait_until(predicate, timeout=10, interval=0.02, message="") -> None`: polls;
   raises AssertionError (with `message`) on timeout.
 - `writes_for(state, number)` / `calls_for(state, number)`: the fake's call records
@@ -185,6 +187,49 @@ def comment_event(
     comment["performed_via_github_app"] = None
     payload["sender"]["login"] = author
     payload["sender"]["type"] = author_type
+    return payload
+
+
+def review_event(
+    number: int,
+    review_id: int,
+    body: str,
+    *,
+    author: str = "Codertocat",
+    author_type: str = "User",
+    state: str = "commented",
+    action: str = "submitted",
+) -> dict[str, Any]:
+    """A `pull_request_review` payload (tests/fixtures/webhooks) for PR `number`."""
+    payload = fixture("pull_request_review.submitted")
+    payload["action"] = action
+    payload["pull_request"]["number"] = number
+    review = payload["review"]
+    review.update(id=review_id, body=body, state=state)
+    review["user"]["login"] = author
+    review["user"]["type"] = author_type
+    payload["sender"] = copy.deepcopy(review["user"])
+    return payload
+
+
+def review_comment_event(
+    number: int,
+    comment_id: int,
+    body: str,
+    *,
+    author: str = "Codertocat",
+    author_type: str = "User",
+    action: str = "created",
+) -> dict[str, Any]:
+    """A `pull_request_review_comment` payload (tests/fixtures/webhooks) for PR `number`."""
+    payload = fixture("pull_request_review_comment.created")
+    payload["action"] = action
+    payload["pull_request"]["number"] = number
+    comment = payload["comment"]
+    comment.update(id=comment_id, body=body)
+    comment["user"]["login"] = author
+    comment["user"]["type"] = author_type
+    payload["sender"] = copy.deepcopy(comment["user"])
     return payload
 
 

@@ -19,6 +19,7 @@ from bot.core.vocabulary import LANGS, Lang
 from bot.settings.errors import SettingsError, load_settings, settings_error_lines
 
 if TYPE_CHECKING:
+    from bot.core.facts import Conversation
     from bot.core.repo_config.config import RepoConfig
 
 # The digest engine is imported by the commands that use it, not at start: `serve` must
@@ -167,6 +168,11 @@ def _parser() -> argparse.ArgumentParser:
         "--repo-dir", type=Path, default=None, metavar="DIR",
         help="offline: read the repository's own config (CODEOWNERS, .buildkite/, "
         ".github/) from this checkout, as the service reads it at the PR's base")
+    digest.add_argument(
+        "--conversation", type=Path, default=None, metavar="FILE",
+        help="offline: the PR's comments, reviews, review comments and linked work as "
+        'JSON in GitHub\'s REST shapes ({"issue_comments", "reviews", "review_comments", '
+        '"linked"}), read as the service reads them')
     digest.add_argument("--post", action="store_true", help="online: write the sticky comment")
     digest.add_argument(
         "--index", type=Path, default=None,
@@ -242,6 +248,9 @@ def _run_digest(args: argparse.Namespace) -> int:
     if args.pr:
         if args.event is not None:
             raise UsageError("give either a PR reference or --event PAYLOAD.json, not both")
+        if args.conversation is not None:
+            raise UsageError("--conversation is for --event (offline); online the "
+                             "conversation is read from GitHub")
         ref = parse_pr_ref(args.pr)
         if ref is None:
             raise UsageError(
@@ -295,11 +304,23 @@ def _run_digest(args: argparse.Namespace) -> int:
         # during the digest. The digest's own garbage is still collected.
         gc.freeze()
     config = _repo_config(args.repo_dir) if args.repo_dir is not None else None
+    conversation = _conversation(args.conversation, facts.repo, facts.number, pr.html_url) \
+        if args.conversation is not None else None
     digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context,
-                          repo_config=config)
+                          repo_config=config, conversation=conversation)
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0
+
+
+def _conversation(path: Path, repo: str, number: int, html_url: str) -> Conversation:
+    from bot.cli.conversation_file import BadConversation, read_conversation_file
+
+    try:
+        return read_conversation_file(_read_json(path), repo=repo, number=number,
+                                      html_url=html_url)
+    except BadConversation as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _repo_config(directory: Path) -> RepoConfig:

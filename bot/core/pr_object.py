@@ -54,6 +54,7 @@ class PullRequestObject(BaseModel):
     changed_files: int = 0
     additions: int = 0
     deletions: int = 0
+    html_url: str = ""
 
 
 class NotAPullRequest(ValueError):

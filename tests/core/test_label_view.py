@@ -122,3 +122,15 @@ def test_summary_takes_one_focus_question_per_area_in_turn_and_the_high_risks() 
 def test_summary_of_an_unknown_verdict_reads_as_quiet() -> None:
     summary = Summary.from_json({"verdict": "something-new", "reading_minutes": 1})
     assert summary.verdict == "quiet"
+
+
+def test_summary_counts_the_asks_and_how_many_were_answered() -> None:
+    digest = {
+        "verdict": "read", "reading_minutes": 3, "verdict_reason": "",
+        "asks": [{"kind": "tests", "status": "open"}, {"kind": "docs", "status": "answered"},
+                 {"kind": "rebase", "status": "answered"}, "not an ask"],
+    }
+    summary = summarize(digest)
+    assert (summary.asked, summary.answered) == (3, 2)
+    assert Summary.from_json(summary.to_json()) == summary
+    assert (summarize({"verdict": "read"}).asked, Summary.from_json({}).answered) == (0, 0)

@@ -247,7 +247,7 @@ def test_docs_only_pr_gets_no_comment(state: FakeGitHubState, svc: ServiceProces
         calls_for(state, number))
 
 
-def test_synchronize_on_an_existing_pr_reads_three_times_and_writes_once(
+def test_synchronize_on_an_existing_pr_reads_five_lists_and_writes_once(
     state: FakeGitHubState, svc: ServiceProcess
 ) -> None:
     number = 110
@@ -268,8 +268,17 @@ def test_synchronize_on_an_existing_pr_reads_three_times_and_writes_once(
         ("GET", "/repos/{owner}/{repo}/pulls/{number}"): 1,
         ("GET", "/repos/{owner}/{repo}/issues/{number}/comments"): 1,
         ("GET", "/repos/{owner}/{repo}/pulls/{number}/files"): 1,
+        ("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews"): 1,
+        ("GET", "/repos/{owner}/{repo}/pulls/{number}/comments"): 1,
         ("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}"): 1,
     }
+    # The conversation's lists were asked with their ETags: unchanged, they cost a 304
+    # each, which the rate limit does not count (the comments changed: the digest).
+    conditional = {c.route: c.status for c in state.calls[before:]
+                   if c.route.endswith(("/reviews", "/comments")) and c.method == "GET"}
+    assert conditional == {"/repos/{owner}/{repo}/pulls/{number}/reviews": 304,
+                           "/repos/{owner}/{repo}/pulls/{number}/comments": 304,
+                           "/repos/{owner}/{repo}/issues/{number}/comments": 200}
     marker = parse_marker(_digest(state, number))
     assert marker is not None
     assert marker.head_sha == "d" * 40

@@ -371,3 +371,23 @@ async def test_dry_run_stores_the_digest_it_did_not_post(tmp_path: Path) -> None
     assert env.state.comments_on(REPO, 1) == []  # nothing posted
     assert [w.action for w in recorded if w.action == "create_comment"] == ["create_comment"]
     assert entry_numbers(page.text) == [1]
+
+
+async def test_each_pr_shows_how_many_asks_were_answered(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.add_review(REPO, 1, "reviewer", "COMMENTED",
+                             body="Can you add docs? Please rebase too.")
+        env.state.add_comment(REPO, 1, "alice", "Rebased on main.")
+        for number in (1, 2):
+            await env.digest(number)
+        page = await env.get(PAGE)
+        api = await env.get(API)
+    html = page.text
+    first = html[html.index('data-number="1"'):html.index('data-number="1"') + 4000]
+    assert "Asked:</span> 2 asked / 1 answered" in first
+    second = html[html.index('data-number="2"'):html.index('data-number="2"') + 4000]
+    assert "asked /" not in second.split("</li>")[0]
+    (one,) = [item for item in api.json() if item["number"] == 1]
+    assert [(a["kind"], a["status"]) for a in one["asks"]] == [("docs", "open"),
+                                                              ("rebase", "answered")]

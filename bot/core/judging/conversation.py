@@ -91,7 +91,7 @@ def read_conversation(
     *,
     bot_login: str = "",
 ) -> ConversationReading:
-    said = _voices(conversation.remarks, bot_login)
+    said = _voices(conversation.remarks, bot_login, facts.author)
     settled, merged, later = _settle(facts, body, areas, risks, settings, lang, said)
     asks = _asks(facts, said, settled, later)
     asked = {ask.risk for ask in asks if ask.risk}
@@ -110,13 +110,15 @@ def is_bot(remark: Remark, bot_login: str = "") -> bool:
             or (bool(bot_login) and login == bot_login.casefold()))
 
 
-def _voices(remarks: Sequence[Remark], bot_login: str) -> list[_Said]:
+def _voices(remarks: Sequence[Remark], bot_login: str, author: str) -> list[_Said]:
     """People's remarks with something to read, oldest first (GitHub lists each kind in
-    order; the three kinds are interleaved by time)."""
+    order; the three kinds are interleaved by time). GitHub's times are whole seconds:
+    within one, the others' remarks go before the author's (an answer follows an ask)."""
     order = {"comment": 0, "review": 1, "review_comment": 2}
     people = [r for r in remarks if r.body.strip() and not is_bot(r, bot_login)
               and r.review_state.upper() != "DISMISSED"]
-    people.sort(key=lambda r: (r.created_at or _EPOCH, order[r.kind], r.id))
+    people.sort(key=lambda r: (r.created_at or _EPOCH, r.author.casefold() == author.casefold(),
+                               order[r.kind], r.id))
     return [_Said(at, remark) for at, remark in enumerate(people)]
 
 
@@ -209,11 +211,11 @@ def _merge(
 
 
 def _evidence_line(read: PullRequestBody, summaries: tuple[str, ...]) -> str:
-    for lines in (read.accuracy_evidence, summaries, read.run_evidence, read.perf_numbers):
-        for line in lines:
-            if line.strip():
-                return line.strip()
-    return ""
+    """The line that shows it: a result with a number (not a table's header) first."""
+    lines = [line.strip() for group in (read.accuracy_evidence, summaries, read.run_evidence,
+                                        read.perf_numbers) for line in group if line.strip()]
+    return next((line for line in lines if any(ch.isdigit() for ch in line)),
+                lines[0] if lines else "")
 
 
 # --- asks -----------------------------------------------------------------------------
