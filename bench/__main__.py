@@ -1,7 +1,9 @@
 """`python -m bench`: the quick benchmarks (engine and matching); intake has its own CLI.
 
 `python -m bench quality [...]` runs the digest-quality report instead (bench/bench_quality.py);
-`python -m bench repo-config [...]` the repository-config report (bench/bench_repo_config.py).
+`python -m bench repo-config [...]` the repository-config report (bench/bench_repo_config.py);
+`python -m bench conversation [...]` reviewers' asks and the thread's GitHub calls
+(bench/bench_conversation.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ if sys.argv[1:2] == ["repo-config"]:
     from bench import bench_repo_config
 
     sys.exit(bench_repo_config.main(sys.argv[2:]))
+if sys.argv[1:2] == ["conversation"]:
+    from bench import bench_conversation
+
+    sys.exit(bench_conversation.main(sys.argv[2:]))
 print("== rule matching (bench.bench_match) ==")
 bench_match.main()
 print("\n== whole digest (bench.bench_engine) ==")

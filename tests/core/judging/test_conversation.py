@@ -40,7 +40,7 @@ def say(kind: str, author: str, body: str, minutes: int, **fields: Any) -> Remar
     ident = 100 + minutes
     fragment = {"comment": "issuecomment-", "review": "pullrequestreview-",
                 "review_comment": "discussion_r"}[kind]
-    return Remark(kind=kind, id=ident, author=author, body=body,  # type: ignore[arg-type]
+    return Remark(kind=kind, id=ident, author=author, body=body,
                   created_at=T0 + timedelta(minutes=minutes),
                   url=f"https://github.com/vllm-project/vllm/pull/7#{fragment}{ident}",
                   **fields)
