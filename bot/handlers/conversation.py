@@ -11,6 +11,7 @@ reads. A linked item GitHub will not answer is left as a number; it never fails 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 
 from bot.core.digest import linked_work
 from bot.core.facts import Conversation, LinkedItem, PullRequestFacts, Remark
-from bot.core.judging.conversation import carries_evidence, is_bot
+from bot.core.judging.conversation import MAX_EVIDENCE_REMARKS, carries_evidence, is_bot
 from bot.core.reading.remarks import first_sentence
 from bot.github.protocol import (
     GitHubAPI,
@@ -102,16 +103,15 @@ async def _maintainers(
     gh: GitHubAPI, ctx: HandlerContext, pr: PullRequest, remarks: Sequence[Remark]
 ) -> set[str]:
     """Who, of the people other than the author who posted evidence, may write: their
-    evidence counts like the author's. Newest first, a few per job."""
-    asked: list[str] = []
-    for remark in sorted(remarks, key=_when, reverse=True):
-        login = remark.author
-        if (is_bot(remark, ctx.bot_login) or login.casefold() == pr.author.casefold()
-                or login in asked or not carries_evidence(remark.body)):
-            continue
-        asked.append(login)
-        if len(asked) >= MAX_PERMISSION_READS:
-            break
+    evidence counts like the author's. Among the newest remarks the core reads for
+    evidence, newest first, a few logins per job."""
+    recent = sorted((r for r in remarks if not is_bot(r, ctx.bot_login)
+                     and r.author.casefold() != pr.author.casefold()),
+                    key=_when, reverse=True)[:MAX_EVIDENCE_REMARKS]
+    # Reading a long pasted log takes a while: off the worker's loop, like the digest.
+    showing = await asyncio.to_thread(
+        lambda: [r.author for r in recent if carries_evidence(r.body)])
+    asked = list(dict.fromkeys(showing))[:MAX_PERMISSION_READS]
     return {login for login in asked
             if await permission_of(gh, ctx, pr.repo, login) in _MAY_WRITE}
 

@@ -23,7 +23,7 @@ from typing import Literal
 
 from bot.core.facts import Conversation, PullRequestFacts, Remark
 from bot.core.judging.risks import SEVERITY_RANK, assess_risks
-from bot.core.reading.asks import find_asks, mentions_kind
+from bot.core.reading.asks import FoundAsk, mentions_kind, read_asks
 from bot.core.reading.body import PullRequestBody, parse_body
 from bot.core.reading.remarks import only_promises, pasted_test_summaries
 from bot.core.rules.risk_settings import RiskSettings
@@ -54,6 +54,9 @@ _COMMIT_ANSWERS: frozenset[AskKind] = frozenset({"tests", "docs", "rebase"})
 MAX_EVIDENCE_REMARKS = 30
 MAX_SETTLING_REMARKS = 6
 MAX_ASK_REMARKS = 300
+# Sentences read for asks across one PR's thread, newest remarks first: a hostile thread
+# of 300 long comments costs a bounded scan (~0.3 s), not one per comment.
+MAX_ASK_SENTENCES = 1_500
 MAX_REMARK_CHARS = 65_536
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DOCS_FILE = re.compile(r"^docs/|\.(?:md|rst)$")
@@ -229,11 +232,18 @@ def _asks(
 ) -> tuple[Ask, ...]:
     open_risks = {risk.id: risk for risk in risks}
     by_kind: dict[AskKind, Ask] = {}
-    for s in said[-MAX_ASK_REMARKS:]:
+    budget = MAX_ASK_SENTENCES
+    found_in: list[tuple[_Said, tuple[FoundAsk, ...]]] = []
+    for s in reversed(said[-MAX_ASK_REMARKS:]):
+        if budget <= 0:
+            break
+        if not _is_author(facts, s.remark):
+            asks, read = read_asks(s.remark.body, budget)
+            budget -= read
+            found_in.append((s, asks))
+    for s, asks in reversed(found_in):
         remark = s.remark
-        if _is_author(facts, remark):
-            continue
-        for found in find_asks(remark.body):
+        for found in asks:
             status, how, where = _answer(facts, found.kind, s, said, open_risks, later)
             risk = open_risks.get(ASK_RISK.get(found.kind, ""))
             ask = Ask(

@@ -135,14 +135,22 @@ class FoundAsk:
 
 def find_asks(text: str | None) -> tuple[FoundAsk, ...]:
     """The kinds one comment asks for, each once (its first sentence), in reading order."""
+    return read_asks(text)[0]
+
+
+def read_asks(text: str | None, limit: int = MAX_SENTENCES) -> tuple[tuple[FoundAsk, ...], int]:
+    """`find_asks` reading at most `limit` sentences, and how many it read: a thread's
+    reader shares one budget among its remarks."""
     found: dict[AskKind, FoundAsk] = {}
     previous = ""
-    for sentence in _sentences(text):
+    read = 0
+    for sentence in _sentences(text, min(limit, MAX_SENTENCES)):
+        read += 1
         lowered = sentence.lower()
         for kind in _kinds_asked(lowered, previous):
             found.setdefault(kind, FoundAsk(kind, sentence[:_MAX_QUOTE]))
         previous = lowered
-    return tuple(found.values())
+    return tuple(found.values()), read
 
 
 def _kinds_asked(sentence: str, previous: str) -> list[AskKind]:
@@ -164,9 +172,9 @@ def _kinds_asked(sentence: str, previous: str) -> list[AskKind]:
     return kinds
 
 
-def _sentences(text: str | None) -> Iterator[str]:
+def _sentences(text: str | None, limit: int = MAX_SENTENCES) -> Iterator[str]:
     """Sentences of the author's own prose: no quotes, fences or HTML comments."""
-    if not text:
+    if not text or limit <= 0:
         return
     cleaned = strip_html_comments(text[:MAX_TEXT_CHARS].replace("\r\n", "\n"))
     fence = ""
@@ -185,7 +193,7 @@ def _sentences(text: str | None) -> Iterator[str]:
             if folded:
                 yield folded
                 count += 1
-                if count >= MAX_SENTENCES:
+                if count >= limit:
                     return
 
 
