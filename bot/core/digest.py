@@ -17,6 +17,7 @@ from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
 from bot.core.reading.structure.read import read_structure
 from bot.core.reading.symbols import extract_symbols, removed_files
+from bot.core.reading.template import is_ai_assistance_box, strip_against
 from bot.core.reading.value_tables import find_value_changes
 from bot.core.render.escape import escape_text
 from bot.core.render.i18n import t
@@ -51,10 +52,12 @@ def build_digest(
 
     `link_titles` maps (repo or "" for this one, number) of the linked work
     (`linked_work`) to its title, when the caller could fetch it."""
+    # Mergify reads the body as written; everything else reads the author's own words.
+    owners, ci, repo_labels = _from_repo_config(facts, repo_config)
+    facts, ticked = _without_template(facts, repo_config)
     body = parse_body(facts.body)
     symbols = extract_symbols(facts.files)
     mentions = find_mentions(facts.body, facts.files, symbols)
-    owners, ci, repo_labels = _from_repo_config(facts, repo_config)
     # Labels Mergify will add are label signals for the areas, as real ones are.
     labelled = _with_labels(facts, repo_labels)
     matched = match_areas(labelled, rules, lang)
@@ -92,6 +95,8 @@ def build_digest(
         trace=matched.trace,
         repo_context=repo_context if repo_context and not repo_context.empty else None,
         owners=owners,
+        ticked=ticked,
+        ai_assisted=any(is_ai_assistance_box(box) for box in ticked),
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
@@ -117,6 +122,18 @@ def _from_repo_config(
     )
     labels = for_digest.repo_labels(config.mergify, facts) if config.mergify else ()
     return owners, ci, labels
+
+
+def _without_template(
+    facts: PullRequestFacts, config: RepoConfig | None
+) -> tuple[PullRequestFacts, tuple[str, ...]]:
+    """The body without the base's PR-template boilerplate, and the template's checklist
+    boxes the author ticked. Without a template the body's readers fall back to the
+    phrases of vLLM's known templates (bot/core/reading/body_vocabulary.py)."""
+    if config is None or config.template is None or not facts.body:
+        return facts, ()
+    text, ticked = strip_against(facts.body, config.template)
+    return facts.model_copy(update={"body": text}), ticked
 
 
 def _with_labels(facts: PullRequestFacts, labels: tuple[RepoLabel, ...]) -> PullRequestFacts:
@@ -220,6 +237,10 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "ci": _ci_json(digest.ci) if digest.ci else None,
         # Labels the base's Mergify rules will add: [{label, rule}].
         "repo_labels": [label.model_dump() for label in digest.repo_labels],
+        # The base's PR-template checklist boxes the author ticked, in its wording, and
+        # whether one of them says an AI assistant helped.
+        "checklist_ticked": list(digest.ticked),
+        "ai_assisted": digest.ai_assisted,
         # Where the repository's own config was read, and what in it was refused.
         "repo_config": (
             {"source": digest.repo_config_source, "problems": list(digest.repo_config_problems)}

@@ -110,6 +110,9 @@ class Digest(BaseModel):
     # The base's CI pipeline and Mergify labels; None / () when they were not read.
     ci: CiPlan | None = None
     repo_labels: tuple[RepoLabel, ...] = ()
+    # The base's PR-template checklist boxes the author ticked (the template's wording).
+    ticked: tuple[str, ...] = ()
+    ai_assisted: bool = False  # one of them says an AI assistant helped write the PR
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"

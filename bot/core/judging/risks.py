@@ -355,6 +355,11 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
         evidence = result.strip().split("\n", 1)[0][:80]
     elif result is not None:
         evidence = t(ctx.lang, "risk.missing-test-results.empty-section")
+    elif "test_plan" in body.sections and _named_section(body):
+        # One section for plan and results, as vLLM's template has since 0.32
+        # ("Validation"): named in the author's words.
+        key = "no-result-in" if not body.test_plan_empty else "empty-named"
+        evidence = t(ctx.lang, f"risk.missing-test-results.{key}", section=_named_section(body))
     elif not body.test_plan_empty:
         evidence = t(ctx.lang, "risk.missing-test-results.no-result-section")
     else:
@@ -371,6 +376,15 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
     ]
     severity: Severity = "medium" if weighty and not tests_changed else "low"
     return _risk(ctx, "missing-test-results", severity, [evidence])
+
+
+def _named_section(body: PullRequestBody) -> str:
+    """The test section's heading as written, when it is a plain short title of a section
+    meant to hold results too ("Validation", "Testing"); a "Test Plan" expects a separate
+    result section, and its absence is what is named then."""
+    title = body.titles.get("test_plan", "")
+    plain = 0 < len(title) <= 40 and title.replace(" ", "").isalpha()
+    return title if plain and "plan" not in title.lower() else ""
 
 
 def _missing_tests(ctx: _Context) -> Risk | None:

@@ -105,6 +105,14 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "no Test Result section",
         "zh": "没有 Test Result 部分",
     },
+    "risk.missing-test-results.empty-named": {
+        "en": "empty {section} section",
+        "zh": "{section} 部分为空",
+    },
+    "risk.missing-test-results.no-result-in": {
+        "en": "no results in the {section} section",
+        "zh": "{section} 部分没有结果",
+    },
     "risk.missing-test-results.no-sections": {
         "en": "no Test Plan or Test Result section",
         "zh": "没有 Test Plan 或 Test Result 部分",
@@ -336,6 +344,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.footer": {
         "en": "pr-digest for {sha} · `/digest` refreshes · `/digest explain` shows why",
         "zh": "pr-digest 针对 {sha} · `/digest` 刷新 · `/digest explain` 查看依据",
+    },
+    "render.ai_assisted": {
+        "en": "the author ticked the template's AI-assistance box",
+        "zh": "作者勾选了模板中的“使用了 AI 辅助”",
     },
     "render.quiet_reason": {
         "en": "No area that needs a reviewer's attention matched this PR.",
