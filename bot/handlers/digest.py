@@ -39,7 +39,7 @@ from bot.github.protocol import (
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.repo_config import repo_config_at_base
-from bot.handlers.routing import route_pull_request
+from bot.handlers.routing import route_pull_request, warn_about_pools
 
 log = logging.getLogger(__name__)
 MAX_LINK_READS = 3  # GETs per job for the titles of linked PRs
@@ -114,6 +114,8 @@ async def sync_pull_request(
     facts = _facts(pr, files)
     # CI, owners and labels as the base states them: a PR cannot rewrite its own.
     config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
+    if config is not None and config.codeowners is not None and rules.routing.pools:
+        await warn_about_pools(gh, ctx, repo, rules, config.codeowners)
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
     titles = await linked_titles(gh, ctx, facts)
