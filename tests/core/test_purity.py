@@ -105,7 +105,7 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "pr_object": {"facts"},
     "routing": {"vocabulary"},
     # The repository's own config files (.buildkite, CODEOWNERS, mergify, PR template).
-    "repo_config": {"facts", "findings", "reading", "rules", "vocabulary"},
+    "repo_config": {"facts", "findings", "reading", "routing", "rules", "vocabulary"},
     "reading": {"facts", "vocabulary"},
     "repo_index": {"facts", "reading"},
     "findings": {"reading", "repo_index", "vocabulary"},
