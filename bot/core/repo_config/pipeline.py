@@ -110,7 +110,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import yaml
 
@@ -182,6 +182,11 @@ class Pipeline:
     amd_run_all_patterns: tuple[str, ...]
     run_all_exclude_patterns: tuple[str, ...]
     problems: tuple[str, ...]
+
+    @cached_property
+    def _index(self) -> _StepIndex:
+        """Built on the first selection: a config is read once and asked on every PR."""
+        return _StepIndex.of(self.steps)
 
 
 @dataclass(frozen=True)
@@ -878,25 +883,8 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
     amd_files = _matching(paths, pipeline.amd_run_all_patterns, pipeline.run_all_exclude_patterns)
     steps = pipeline.steps
 
-    includes: dict[str, list[tuple[int, str]]] = {}
-    exclude_steps: dict[str, list[int]] = {}
-    narrow_steps: dict[str, list[int]] = {}
-    for number, step in enumerate(steps):
-        for entry in step.dependencies:
-            name = entry.rstrip("/")
-            if name:
-                includes.setdefault(name, []).append((number, entry))
-                if not is_broad(entry):
-                    narrow_steps.setdefault(name, []).append(number)
-        for entry in step.excludes:
-            name = entry.rstrip("/")
-            if name:
-                exclude_steps.setdefault(name, []).append(number)
-
-    # Sets of steps are ints, bit n for step n: which steps take a path back is one OR a
-    # directory level, and which steps a key reaches one AND a path, however many steps
-    # and paths there are (a per-step walk over the paths is steps x paths).
-    exclude_bits = {name: _bits(numbers) for name, numbers in exclude_steps.items()}
+    index = pipeline._index
+    includes, exclude_bits = index.includes, index.exclude_bits
     taken_back: dict[str, int] = {}  # path -> the steps whose `!` entries take it back
     files_by_key: dict[str, list[str]] = {}
     for path in paths:
@@ -967,10 +955,9 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
                 broad_through.update(match.matched)
             broad_through.update(triggers)
 
-    narrow_bits = {name: _bits(numbers) for name, numbers in narrow_steps.items()}
     uncovered = [
         p for p in paths
-        if is_test_file(p) and not _covered(p, narrow_bits, taken_back.get(p, 0))
+        if is_test_file(p) and not _covered(p, index.narrow_bits, taken_back.get(p, 0))
     ]
     return CiSelection(
         narrow=tuple(narrow),
@@ -985,6 +972,42 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
         amd_run_all=bool(amd_files),
         amd_run_all_files=tuple(amd_files),
     )
+
+
+@dataclass(frozen=True)
+class _StepIndex:
+    """The steps' entries by name (trailing `/` dropped), for select_steps.
+
+    Sets of steps are ints, bit n for step n: which steps take a path back is one OR a
+    directory level, and which steps a name reaches one AND a path, however many steps
+    and paths there are (a walk over the paths per step would be steps x paths).
+    """
+
+    includes: Mapping[str, Sequence[tuple[int, str]]]  # name -> (step, entry as written)
+    exclude_bits: Mapping[str, int]  # name -> the steps with a `!` entry of that name
+    narrow_bits: Mapping[str, int]  # name -> the steps with a narrow entry of that name
+
+    @classmethod
+    def of(cls, steps: Sequence[CiStep]) -> _StepIndex:
+        includes: dict[str, list[tuple[int, str]]] = {}
+        exclude_steps: dict[str, list[int]] = {}
+        narrow_steps: dict[str, list[int]] = {}
+        for number, step in enumerate(steps):
+            for entry in step.dependencies:
+                name = entry.rstrip("/")
+                if name:
+                    includes.setdefault(name, []).append((number, entry))
+                    if not is_broad(entry):
+                        narrow_steps.setdefault(name, []).append(number)
+            for entry in step.excludes:
+                name = entry.rstrip("/")
+                if name:
+                    exclude_steps.setdefault(name, []).append(number)
+        return cls(
+            includes=includes,
+            exclude_bits={name: _bits(numbers) for name, numbers in exclude_steps.items()},
+            narrow_bits={name: _bits(numbers) for name, numbers in narrow_steps.items()},
+        )
 
 
 def _bits(numbers: Sequence[int]) -> int:
