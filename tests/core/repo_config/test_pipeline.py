@@ -584,6 +584,15 @@ def test_an_if_on_nightly_builds_keeps_a_step_off_prs(condition: str, nightly: b
         assert keys(selection.narrow) == ([] if nightly else ["amd-step", "step"])
 
 
+CONDITIONAL = """\
+    steps:
+    - {label: Nightly env, key: nightly-env, if: 'build.env("NIGHTLY") == "1"',
+       source_file_dependencies: [vllm/a/], mirror: {amd: {device: mi300_1}}}
+    - {label: Main only, key: main-only, if: 'build.branch == "main"',
+       source_file_dependencies: [vllm/a/]}
+    """
+
+
 # --- narrow and broad -------------------------------------------------------------------
 
 
@@ -831,6 +840,16 @@ def test_long_lists_are_capped_and_reported() -> None:
         f"{CI_CONFIG}:1: {MAX_FILES + 5} job files: only the first {MAX_FILES} are read",)
 
 
+def test_a_config_larger_than_8_mib_in_all_is_read_up_to_that() -> None:
+    comments = "#" + "x" * 1000 + "\n"
+    big = comments * 1000  # ~1 MiB: YAML that costs little to read
+    read = pipeline("steps:\n- {label: Good, key: good}\n", *[big] * 9)
+    assert [s.key for s in read.steps] == ["good"]
+    assert read.problems[:8] == tuple(f"{AREAS}/area{n}.yaml:1: file is empty" for n in range(1, 9))
+    assert read.problems[8:] == (
+        f"{AREAS}/area9.yaml:1: the CI config is larger than 8 MiB in all: this file is not read",)
+
+
 def test_problems_are_capped_and_cost_no_more_than_the_file() -> None:
     # A long top-level mapping before `steps`, then many bad steps: each problem looks its
     # line up, and that walk must not start over at the top every time.
@@ -872,6 +891,7 @@ def test_mangled_real_job_files_never_raise_and_every_problem_names_a_line() -> 
              if not p.startswith(AREAS) or p.rsplit("/", 1)[-1][:-5] in some}
     texts = sorted(p for p in files if p.endswith(".yaml"))
     rng = random.Random(25)
+    refused = 0
     for _ in range(40):
         mangled = dict(files)
         path = rng.choice(texts)
@@ -887,7 +907,9 @@ def test_mangled_real_job_files_never_raise_and_every_problem_names_a_line() -> 
             mangled[path] = text[:cut] + text[cut:].replace("  ", " ", 5)
         read = parse_pipeline(mangled)
         assert well_formed(read.problems), read.problems
+        refused += bool(read.problems)
         select_steps(read, ["vllm/v1/attention/backends/flash_attn.py", path])
+    assert refused >= 10
 
 
 # --- the reference: ci-infra's rules, written out plainly -----------------------------
@@ -963,7 +985,8 @@ def _always(step: RefStep) -> bool:
 
 def _nightly_if(step: Mapping[str, Any]) -> bool:
     condition = step.get("if")
-    return isinstance(condition, str) and any(c in condition for c in _NIGHTLY_IF)
+    return isinstance(condition, str) and any(
+        c in condition.replace("'", '"') for c in _NIGHTLY_IF)
 
 
 class Reference:
@@ -1184,12 +1207,12 @@ def entry_path_sets(reference: Reference, count: int, seed: int) -> list[list[st
 
 def test_the_reference_agrees_on_the_small_job_files() -> None:
     files = {CI_CONFIG: RUN_ALL_CONFIG}
-    for number, text in enumerate((LORA, KV, OPTIONAL, ALWAYS, DOCS, MIRRORS, NIGHTLY, BROAD,
-                                   TESTS)):
+    for number, text in enumerate((LORA, KV, OPTIONAL, ALWAYS, DOCS, MIRRORS, NIGHTLY,
+                                   CONDITIONAL, BROAD, TESTS)):
         files[f"{AREAS}/area{number}.yaml"] = textwrap.dedent(text)
     reference = Reference(files)
     sets = entry_path_sets(reference, 200, 25)
-    assert len(reference.steps) == 31
+    assert len(reference.steps) == 34
     assert len(sets) > 100
     assert disagreements(parse_pipeline(files), reference, sets) == []
 
