@@ -146,20 +146,31 @@ def ack_latency(url: str, state: FakeGitHubState, workdir: Path, builds: int,
 
         # Alternating rounds, so both kinds of synchronize see the same warm-up and the
         # same worker activity: one with no status traffic (the baseline), one followed
-        # by its build's step statuses and the build's own status.
-        for round_, (quiet, busy) in enumerate(zip(quiet_prs, busy_prs, strict=True)):
+        # by its build's step statuses and the build's own status; which goes first
+        # alternates too.
+        def alone(round_: int, number: int) -> None:
             sha = f"{round_ + 1:08x}" + "0" * 32
-            state.pulls[(REPO, quiet)].head_sha = sha
-            post("sync alone", "pull_request", pr_event("synchronize", quiet, head_sha=sha))
+            state.pulls[(REPO, number)].head_sha = sha
+            post("sync alone", "pull_request", pr_event("synchronize", number, head_sha=sha))
             time.sleep(0.05)
+
+        def busy(round_: int, number: int) -> None:
             sha = f"{round_ + 1:08x}" + "1" * 32
-            state.pulls[(REPO, busy)].head_sha = sha
-            post("sync", "pull_request", pr_event("synchronize", busy, head_sha=sha))
+            state.pulls[(REPO, number)].head_sha = sha
+            post("sync", "pull_request", pr_event("synchronize", number, head_sha=sha))
             for step in range(steps):
                 post("step status", "status",
                      _status(sha, f"{C}/step-{step}", "success", "Passed"))
             post("build status", "status", _status(sha, C, "success", "Build passed"))
             time.sleep(0.05)
+
+        for round_, (quiet, loaded) in enumerate(zip(quiet_prs, busy_prs, strict=True)):
+            if round_ % 2:
+                busy(round_, loaded)
+                alone(round_, quiet)
+            else:
+                alone(round_, quiet)
+                busy(round_, loaded)
         _quiet(state, 1.0)
         inside: dict[str, list[float]] = {"pull_request": [], "status": []}
         for record in svc.log_records():

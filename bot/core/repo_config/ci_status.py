@@ -125,8 +125,12 @@ class _Index:
         self.slugs: dict[str, set[int]] = {}
         # Label slugs of parallel steps (`%N` in the label): their jobs add `-<n>`.
         self.sharded: dict[str, set[int]] = {}
+        # Per step, the names an unmatched status would contain if it were the step's.
+        self.names: list[tuple[str, ...]] = []
         for number, step in enumerate(steps):
             keys, slugs = spellings(step)
+            self.names.append(tuple(
+                n for n in dict.fromkeys((*keys, *slugs, _core(step))) if len(n) >= SUSPECT_MIN))
             for key in keys:
                 self.keys.setdefault(key, set()).add(number)
             for found in slugs:
@@ -150,10 +154,29 @@ class _Index:
         return found
 
 
+# One index per pipeline: the base's config is parsed once per content and shared by
+# every PR on it (bot/handlers/repo_config.py), so its steps tuple is the same object.
+# Keyed by id() and holding the tuple itself, so an id is never reused while cached.
+_INDEXES: dict[int, tuple[Sequence[CiStep], _Index]] = {}
+_INDEXES_MAX = 8
+
+
+def _index(steps: Sequence[CiStep]) -> _Index:
+    hit = _INDEXES.get(id(steps))
+    if hit is not None and hit[0] is steps:
+        return hit[1]
+    built = _Index(steps)
+    if len(_INDEXES) >= _INDEXES_MAX:
+        # Digests are built on worker threads: another may evict the same key first.
+        _INDEXES.pop(next(iter(_INDEXES), 0), None)
+    _INDEXES[id(steps)] = (steps, built)
+    return built
+
+
 def match_statuses(steps: Sequence[CiStep], statuses: Iterable[CommitStatus],
                    context: str) -> StatusMatch:
     """The step statuses (`<context>/<slug>`) matched to `steps`, exactly (module doc)."""
-    index = _Index(steps)
+    index = _index(steps)
     match = StatusMatch()
     prefix = context + "/"
     for status in statuses:
@@ -232,12 +255,13 @@ def read_head(steps: Sequence[CiStep], head: HeadStatuses) -> HeadRun:
     if state == "not-started":
         return HeadRun(run, {})
     suspects = [u for u in match.unmatched if len(u) >= SUSPECT_MIN]
+    names = _index(steps).names
     status_of: dict[CiStep, str] = {}
     for number, step in enumerate(steps):
         reported = match.by_step.get(number)
         if reported:
             status_of[step] = _combined(reported)
-        elif number in match.uncertain or not complete or _suspect(step, suspects):
+        elif number in match.uncertain or not complete or _suspect(names[number], suspects):
             status_of[step] = "unknown"
         elif step.optional:
             status_of[step] = "blocked"
@@ -248,11 +272,7 @@ def read_head(steps: Sequence[CiStep], head: HeadStatuses) -> HeadRun:
     return HeadRun(run, status_of)
 
 
-def _suspect(step: CiStep, unmatched: Sequence[str]) -> bool:
-    """An unmatched status that contains this step's name (or the reverse): it could
-    be the step's under a spelling we do not know, so its absence proves nothing."""
-    if not unmatched:
-        return False
-    keys, slugs = spellings(step)
-    names = [n for n in (*keys, *slugs, _core(step)) if len(n) >= SUSPECT_MIN]
+def _suspect(names: Sequence[str], unmatched: Sequence[str]) -> bool:
+    """An unmatched status that contains one of the step's names (or the reverse): it
+    could be the step's under a spelling we do not know, so its absence proves nothing."""
     return any(name in other or other in name for name in names for other in unmatched)
