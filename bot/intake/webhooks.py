@@ -22,6 +22,8 @@ from bot.queue.store import NewJob, command_key, index_key, pr_key, status_key
 SIGNATURE_PREFIX = "sha256="
 _SHA256_HEX_CHARS = 64
 
+# As bot/core/repo_config/ci_status.py reads a build's description.
+_BLOCKED = re.compile(r"\bblocked\b", re.IGNORECASE)
 # A cheap, line-anchored pre-filter; bot/core parses the command properly (quotes, code).
 _DIGEST_LINE = re.compile(r"^[ \t]*/digest(?![\w-])[^\n]*", re.IGNORECASE | re.MULTILINE)
 
@@ -257,7 +259,7 @@ def _route_push(payload: dict[str, Any]) -> NewJob | Ignored:
 def ci_state(state: str, description: str | None) -> str:
     """What a build's own status says for the digest: its state, or `blocked` for a
     pending build that waits on a block step ("Build #N passed and blocked")."""
-    if state == "pending" and "blocked" in (description or "")[:200].lower():
+    if state == "pending" and _BLOCKED.search((description or "")[:200]):
         return "blocked"
     return state
 

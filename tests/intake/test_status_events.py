@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bot.intake.webhooks import ci_state
 from tests.intake.test_app import Service, body_of
 
 SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"  # the fixture's commit
@@ -100,3 +101,14 @@ async def test_without_a_ci_context_every_status_is_ignored(tmp_path: Path) -> N
     finally:
         await svc.http.aclose()
         svc.store.close()
+
+
+@pytest.mark.parametrize(("state", "description", "expected"), [
+    ("pending", "Build #64532 passed and blocked", "blocked"),
+    ("pending", "Build #64532 is running (unblocked by @maintainer)", "pending"),
+    ("pending", None, "pending"),
+    ("success", "Build #64532 passed (blocked steps skipped)", "success"),
+])
+def test_the_state_a_build_status_reaches(state: str, description: str | None,
+                                          expected: str) -> None:
+    assert ci_state(state, description) == expected

@@ -201,3 +201,8 @@ def test_the_plan_carries_each_listed_steps_status_and_the_build() -> None:
     without = ci_plan(PIPELINE, facts, "base 1234567")
     assert without.run is None
     assert {s.status for s in without.steps} == {""}
+
+
+def test_an_unblocked_build_that_runs_again_is_running() -> None:
+    own = CommitStatus(context=C, state="pending", description="Build #2 unblocked, running")
+    assert read_head(PIPELINE.steps, head(own)).run.state == "running"
