@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
-from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.facts import ChangedFile, HeadStatuses, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Digest, Owners, RepoLabel
 from bot.core.judging.risks import assess_risks, weigh_areas
 from bot.core.judging.verdict import judge_verdict, rank_areas
@@ -47,13 +47,15 @@ def build_digest(
     link_titles: Mapping[tuple[str, int], str] | None = None,
     repo_context: RepoContext | None = None,
     repo_config: RepoConfig | None = None,
+    head_statuses: HeadStatuses | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest.
 
     `link_titles` maps (repo or "" for this one, number) of the linked work
-    (`linked_work`) to its title, when the caller could fetch it."""
+    (`linked_work`) to its title, when the caller could fetch it. `head_statuses`
+    are the head commit's statuses, read for the base's CI pipeline."""
     # Mergify reads the body as written; everything else reads the author's own words.
-    owners, ci, repo_labels = _from_repo_config(facts, repo_config)
+    owners, ci, repo_labels = _from_repo_config(facts, repo_config, head_statuses)
     facts, ticked = _without_template(facts, repo_config)
     body = parse_body(facts.body)
     symbols = extract_symbols(facts.files)
@@ -63,7 +65,7 @@ def build_digest(
     matched = match_areas(labelled, rules, lang)
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
-    risks = assess_risks(facts, body, areas, rules.risks, lang)
+    risks = assess_risks(facts, body, areas, rules.risks, lang, ci=ci)
     call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
@@ -108,7 +110,7 @@ def build_digest(
 
 
 def _from_repo_config(
-    facts: PullRequestFacts, config: RepoConfig | None
+    facts: PullRequestFacts, config: RepoConfig | None, head: HeadStatuses | None
 ) -> tuple[Owners | None, CiPlan | None, tuple[RepoLabel, ...]]:
     """What the base's CODEOWNERS, pipeline and Mergify rules say about this PR."""
     if config is None:
@@ -117,7 +119,7 @@ def _from_repo_config(
 
     owners = for_digest.code_owners(config.codeowners, facts) if config.codeowners else None
     ci = (
-        for_digest.ci_plan(config.pipeline, facts, config.source)
+        for_digest.ci_plan(config.pipeline, facts, config.source, head)
         if config.pipeline and config.pipeline.steps else None
     )
     labels = for_digest.repo_labels(config.mergify, facts) if config.mergify else ()
@@ -257,7 +259,7 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
     def step(ref: CiStepRef) -> dict[str, Any]:
         return {"label": ref.label, "key": ref.key, "file": ref.file, "device": ref.device,
                 "gpus": ref.gpus, "nightly": ref.nightly, "optional": ref.optional,
-                "matched": list(ref.matched)}
+                "matched": list(ref.matched), "status": ref.status}
 
     return {
         "steps": [step(s) for s in ci.steps],
@@ -271,6 +273,9 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
             "tests_without_step": list(ci.tests_without_step),
         },
         "source": ci.source,
+        # The build on the head commit: its state, or None when statuses were not read.
+        "state": ci.run.state if ci.run else None,
+        "run": ci.run.model_dump() if ci.run else None,
     }
 
 

@@ -36,6 +36,7 @@ from bot.github.protocol import (
     Unprocessable,
     is_refusal,
 )
+from bot.handlers.ci_status import head_statuses, wants_statuses
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.repo_config import repo_config_at_base
@@ -116,6 +117,11 @@ async def sync_pull_request(
     config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
     if config is not None and config.codeowners is not None and rules.routing.pools:
         await warn_about_pools(gh, ctx, repo, rules, config.codeowners)
+    # Did the steps the PR reaches run on its head? Only where the base has a pipeline.
+    statuses = (
+        await head_statuses(gh, repo, pr.head_sha, ctx.ci_status_context)
+        if wants_statuses(config, ctx.ci_status_context) else None
+    )
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
     titles = await linked_titles(gh, ctx, facts)
@@ -124,6 +130,7 @@ async def sync_pull_request(
     digest = await asyncio.to_thread(
         build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
         repo_context=context, link_titles=titles, repo_config=config,
+        head_statuses=statuses,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -172,6 +179,7 @@ async def sync_pull_request(
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
             repo_context=context, link_titles=titles, repo_config=config,
+            head_statuses=statuses,
         ).model_copy(update=extras)
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))

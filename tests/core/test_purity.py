@@ -112,7 +112,8 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "render": {"findings", "reading", "repo_index", "vocabulary"},
     "commands": {"render", "vocabulary"},
     "rules": {"facts", "reading", "render", "routing", "vocabulary"},
-    "judging": {"facts", "reading", "render", "rules", "vocabulary"},
+    # findings: the CI plan (relevant-ci-not-run judges how its steps fared).
+    "judging": {"facts", "findings", "reading", "render", "rules", "vocabulary"},
     "digest": {"facts", "findings", "judging", "reading", "render", "repo_config",
                "repo_index", "routing", "rules", "vocabulary"},
 }

@@ -163,6 +163,20 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "no {platform} hardware named in the description",
         "zh": "描述中没有提到任何 {platform} 硬件",
     },
+    "risk.relevant-ci-not-run": {
+        "en": "{count} CI steps this change reaches on special hardware did not run on its "
+        "head commit (build {state}): unblock or re-run them before merging, or say why "
+        "they are not needed.",
+        "zh": "该改动触发的 {count} 个特殊硬件 CI 步骤没有在 head 提交上运行(构建{state}):"
+        "合并前请解除阻塞或重新运行,或说明为何不需要。",
+    },
+    "risk.relevant-ci-not-run.one": {
+        "en": "1 CI step this change reaches on special hardware did not run on its head "
+        "commit (build {state}): unblock or re-run it before merging, or say why it is "
+        "not needed.",
+        "zh": "该改动触发的 1 个特殊硬件 CI 步骤没有在 head 提交上运行(构建{state}):"
+        "合并前请解除阻塞或重新运行,或说明为何不需要。",
+    },
     # --- rendering (bot/core/render/comment.py) -------------------------------------
     "render.verdict.deep-read": {"en": "🔎 Deep read", "zh": "🔎 需要精读"},
     "render.verdict.read": {"en": "📖 Read", "zh": "📖 值得一读"},
@@ -296,6 +310,27 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.ci.detail_nightly": {"en": "Nightly only", "zh": "仅夜间"},
     "render.ci.detail_optional": {"en": "Optional (unblock to run)",
                                   "zh": "可选（解除阻塞后运行）"},
+    # The build on the head commit (bot/core/repo_config/ci_status.py).
+    "render.ci.head": {"en": "CI on this head", "zh": "当前 head 的 CI"},
+    "render.ci.state.not-started": {"en": "no build yet", "zh": "尚未构建"},
+    "render.ci.state.running": {"en": "running", "zh": "运行中"},
+    "render.ci.state.blocked": {"en": "blocked", "zh": "已阻塞"},
+    "render.ci.state.passed": {"en": "passed", "zh": "已通过"},
+    "render.ci.state.failed": {"en": "failed", "zh": "失败"},
+    "render.ci.state.error": {"en": "errored", "zh": "出错"},
+    "render.ci.state.unreadable": {"en": "statuses could not be read",
+                                   "zh": "无法读取状态"},
+    "render.ci.status.passed": {"en": "passed", "zh": "通过"},
+    "render.ci.status.failed": {"en": "failed", "zh": "失败"},
+    "render.ci.status.pending": {"en": "pending", "zh": "等待中"},
+    "render.ci.status.blocked": {"en": "waiting for an unblock", "zh": "等待解除阻塞"},
+    "render.ci.status.not-run": {"en": "not run", "zh": "未运行"},
+    "render.ci.status.unknown": {"en": "no status matched", "zh": "未匹配到状态"},
+    "render.ci.passed_count": {"en": "{count:,} of {total:,} passed",
+                               "zh": "{total:,} 个中 {count:,} 个通过"},
+    "render.ci.pending_count": {"en": "{count:,} pending", "zh": "{count:,} 个等待中"},
+    "render.ci.unknown_count": {"en": "{count:,} with no status matched",
+                                "zh": "{count:,} 个未匹配到状态"},
     "render.start": {"en": "Where to start", "zh": "从哪里读起"},
     "render.symbol.added": {"en": "new", "zh": "新增"},
     "render.symbol.removed": {"en": "removed", "zh": "删除"},
