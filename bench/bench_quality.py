@@ -24,6 +24,7 @@ rest can be checked for generalisation.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import statistics
@@ -41,6 +42,7 @@ from bot.core.reading.mentions import body_names
 from bot.core.reading.symbols import extract_symbols
 from bot.core.render.comment import render_digest
 from bot.core.render.i18n import t
+from bot.core.repo_config.config import RepoConfig
 from bot.core.rules import RuleSet
 from bot.rulebook.files import load_rules
 
@@ -406,16 +408,35 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
+def _repo_config(directory: Path) -> RepoConfig:
+    from bot.core.repo_config.config import read_repo_config
+    from bot.handlers.repo_config import DirectorySource, read_config_files
+
+    files = asyncio.run(read_config_files(DirectorySource(directory), f"checkout {directory}"))
+    return read_repo_config(files)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench quality", description=__doc__)
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     parser.add_argument(
         "--holdout", action="store_true", help="also report the held-out quarter separately"
     )
+    parser.add_argument(
+        "--repo-dir", type=Path, default=None, metavar="DIR",
+        help="also digest every case with this checkout's own config (CODEOWNERS, "
+             ".buildkite/, mergify.yml, the PR template), as the service reads a base's; "
+             "e.g. tests/fixtures/vllm_config/0.34.0",
+    )
     args = parser.parse_args(argv)
     rules = load_rules(RULES_DIR)
     cases = load_cases()
     result: dict[str, Any] = {"all": measure(cases, rules).summary()}
+    if args.repo_dir is not None:
+        config = _repo_config(args.repo_dir)
+        result["all, with the repository's config"] = measure(
+            cases, rules, lambda case: build_digest(case.facts, rules, "en", repo_config=config)
+        ).summary()
     if args.holdout:
         result["tune"] = measure([c for c in cases if not c.holdout], rules).summary()
         result["holdout"] = measure([c for c in cases if c.holdout], rules).summary()

@@ -21,6 +21,7 @@ from bot.settings.errors import SettingsError, load_settings, settings_error_lin
 if TYPE_CHECKING:
     from bot.core.facts import Conversation
     from bot.core.repo_config.config import RepoConfig
+    from bot.core.routing.config import RoutingConfig
 
 # The digest engine is imported by the commands that use it, not at start: `serve` must
 # answer /healthz quickly and builds its engine on the worker thread (bot/service/wiring.py).
@@ -186,6 +187,10 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check-rules", help="validate rule files")
     check.add_argument("dir", nargs="?", type=Path, default=None)
+    check.add_argument(
+        "--repo-dir", type=Path, default=None, metavar="DIR",
+        help="also warn about routing pool members the checkout's CODEOWNERS does not name",
+    )
     check.set_defaults(run=_run_check_rules)
 
     commands = sub.add_parser("commands", help="print the /digest command table (Markdown)")
@@ -359,9 +364,24 @@ def _run_check_rules(args: argparse.Namespace) -> int:
     if problems:
         print(f"{len(problems)} problem(s) in {directory}", file=sys.stderr)
         return 1
-    areas = len(load_rules(directory).areas)
+    rules = load_rules(directory)
+    if args.repo_dir is not None:
+        for warning in _pool_warnings(rules.routing, _repo_config(args.repo_dir)):
+            print(f"warning: {warning}", file=sys.stderr)
+    areas = len(rules.areas)
     print(f"{directory}: rules OK ({areas} area{'' if areas == 1 else 's'} loaded)")
     return 0
+
+
+def _pool_warnings(routing: RoutingConfig, config: RepoConfig) -> list[str]:
+    from bot.core.repo_config.pools import pool_members_not_owners
+
+    if config.codeowners is None:
+        return [f"{config.source}: no CODEOWNERS to check the routing pools against"]
+    return [
+        f"routing.yaml: pool {label!r}: {user} is not named in {config.codeowners.source}"
+        for label, user in pool_members_not_owners(routing, config.codeowners)
+    ]
 
 
 def _run_commands(args: argparse.Namespace) -> int:

@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
-from bot.core.facts import ChangedFile, Conversation, LinkedItem, PullRequestFacts
+from bot.core.facts import (
+    ChangedFile,
+    Conversation,
+    HeadStatuses,
+    LinkedItem,
+    PullRequestFacts,
+)
 from bot.core.findings import CiPlan, CiStepRef, Digest, Owners, RepoLabel
 from bot.core.judging.conversation import read_conversation
 from bot.core.judging.risks import assess_risks, weigh_areas
@@ -18,6 +24,7 @@ from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
 from bot.core.reading.structure.read import read_structure
 from bot.core.reading.symbols import extract_symbols, removed_files
+from bot.core.reading.template import is_ai_assistance_box, strip_against
 from bot.core.reading.value_tables import find_value_changes
 from bot.core.render.escape import escape_text
 from bot.core.render.i18n import t
@@ -53,28 +60,33 @@ def build_digest(
     extra_notes: tuple[str, ...] = (),
     repo_context: RepoContext | None = None,
     repo_config: RepoConfig | None = None,
+    head_statuses: HeadStatuses | None = None,
     conversation: Conversation | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest.
 
+    `head_statuses` are the head commit's statuses, read for the base's CI pipeline.
     `conversation`: the PR's comments, reviews and review comments (evidence posted
     later, reviewers' asks) and what its linked work (`linked_work`) is now, when the
     caller read them."""
+    # Mergify reads the body as written; everything else reads the author's own words.
+    owners, ci, repo_labels = _from_repo_config(facts, repo_config, head_statuses)
+    facts, ticked = _without_template(facts, repo_config)
     body = parse_body(facts.body)
     symbols = extract_symbols(facts.files)
     mentions = find_mentions(facts.body, facts.files, symbols)
-    owners, ci, repo_labels = _from_repo_config(facts, repo_config)
     # Labels Mergify will add are label signals for the areas, as real ones are.
     labelled = _with_labels(facts, repo_labels)
     matched = match_areas(labelled, rules, lang)
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
-    risks = assess_risks(facts, body, areas, rules.risks, lang)
+    risks = assess_risks(facts, body, areas, rules.risks, lang, ci=ci)
     admitted, shown = bool(body.not_run), risks
     asks: tuple[Ask, ...] = ()
     later: tuple[LaterEvidence, ...] = ()
     if conversation is not None and conversation.remarks:
-        reading = read_conversation(facts, body, areas, risks, rules.risks, lang, conversation)
+        reading = read_conversation(facts, body, areas, risks, rules.risks, lang, conversation,
+                                    ci=ci)
         risks, shown, admitted = reading.risks, reading.shown, reading.admitted
         asks, later = reading.asks, reading.later
     call = judge_verdict(facts, areas, risks, lang, admitted=admitted, ranked=True)
@@ -110,6 +122,8 @@ def build_digest(
         trace=matched.trace,
         repo_context=repo_context if repo_context and not repo_context.empty else None,
         owners=owners,
+        ticked=ticked,
+        ai_assisted=any(is_ai_assistance_box(box) for box in ticked),
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
@@ -121,7 +135,7 @@ def build_digest(
 
 
 def _from_repo_config(
-    facts: PullRequestFacts, config: RepoConfig | None
+    facts: PullRequestFacts, config: RepoConfig | None, head: HeadStatuses | None
 ) -> tuple[Owners | None, CiPlan | None, tuple[RepoLabel, ...]]:
     """What the base's CODEOWNERS, pipeline and Mergify rules say about this PR."""
     if config is None:
@@ -130,11 +144,23 @@ def _from_repo_config(
 
     owners = for_digest.code_owners(config.codeowners, facts) if config.codeowners else None
     ci = (
-        for_digest.ci_plan(config.pipeline, facts, config.source)
+        for_digest.ci_plan(config.pipeline, facts, config.source, head)
         if config.pipeline and config.pipeline.steps else None
     )
     labels = for_digest.repo_labels(config.mergify, facts) if config.mergify else ()
     return owners, ci, labels
+
+
+def _without_template(
+    facts: PullRequestFacts, config: RepoConfig | None
+) -> tuple[PullRequestFacts, tuple[str, ...]]:
+    """The body without the base's PR-template boilerplate, and the template's checklist
+    boxes the author ticked. Without a template the body's readers fall back to the
+    phrases of vLLM's known templates (bot/core/reading/body_vocabulary.py)."""
+    if config is None or config.template is None or not facts.body:
+        return facts, ()
+    text, ticked = strip_against(facts.body, config.template)
+    return facts.model_copy(update={"body": text}), ticked
 
 
 def _with_labels(facts: PullRequestFacts, labels: tuple[RepoLabel, ...]) -> PullRequestFacts:
@@ -256,6 +282,10 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "ci": _ci_json(digest.ci) if digest.ci else None,
         # Labels the base's Mergify rules will add: [{label, rule}].
         "repo_labels": [label.model_dump() for label in digest.repo_labels],
+        # The base's PR-template checklist boxes the author ticked, in its wording, and
+        # whether one of them says an AI assistant helped.
+        "checklist_ticked": list(digest.ticked),
+        "ai_assisted": digest.ai_assisted,
         # Where the repository's own config was read, and what in it was refused.
         "repo_config": (
             {"source": digest.repo_config_source, "problems": list(digest.repo_config_problems)}
@@ -272,7 +302,7 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
     def step(ref: CiStepRef) -> dict[str, Any]:
         return {"label": ref.label, "key": ref.key, "file": ref.file, "device": ref.device,
                 "gpus": ref.gpus, "nightly": ref.nightly, "optional": ref.optional,
-                "matched": list(ref.matched)}
+                "matched": list(ref.matched), "status": ref.status}
 
     return {
         "steps": [step(s) for s in ci.steps],
@@ -286,6 +316,9 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
             "tests_without_step": list(ci.tests_without_step),
         },
         "source": ci.source,
+        # The build on the head commit: its state, or None when statuses were not read.
+        "state": ci.run.state if ci.run else None,
+        "run": ci.run.model_dump() if ci.run else None,
     }
 
 

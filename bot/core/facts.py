@@ -129,3 +129,29 @@ class Conversation(BaseModel):
 
     remarks: tuple[Remark, ...] = ()
     linked: tuple[LinkedItem, ...] = ()
+
+
+class CommitStatus(BaseModel):
+    """One context of a commit's combined status (GitHub keeps the newest per context)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    context: str
+    state: str  # error | failure | pending | success
+    description: str = ""
+
+
+class HeadStatuses(BaseModel):
+    """The commit statuses on the PR's head, as read for the CI pipeline's context.
+
+    `context` is the pipeline build's own status (vLLM's Buildkite: `buildkite/ci/pr`);
+    its steps report as `<context>/<step>`. `complete` is False when more statuses
+    exist than were read; `problem` says why nothing could be read (then `statuses`
+    is empty and nothing about the head's CI is claimed)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    context: str
+    statuses: tuple[CommitStatus, ...] = ()
+    complete: bool = True
+    problem: str = ""

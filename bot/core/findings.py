@@ -46,6 +46,23 @@ class CiStepRef(BaseModel):
     nightly: bool = False
     optional: bool = False
     matched: tuple[str, ...] = ()  # the dependency entries that reached it
+    # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
+    # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
+    status: str = ""
+
+
+class CiRun(BaseModel):
+    """The pipeline's build on the PR's head, as its commit statuses state it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context: str  # the build's own status context, e.g. "buildkite/ci/pr"
+    # not-started | running | blocked | passed | failed | error | unreadable
+    state: str
+    description: str = ""
+    reported: int = 0  # step statuses that name a step of the pipeline
+    complete: bool = True  # every status of the head was read
+    problem: str = ""  # why the statuses could not be read (state "unreadable")
 
 
 class CiPlan(BaseModel):
@@ -62,6 +79,7 @@ class CiPlan(BaseModel):
     optional: tuple[CiStepRef, ...] = ()  # narrow matches waiting for a manual unblock
     tests_without_step: tuple[str, ...] = ()
     source: str = ""
+    run: CiRun | None = None  # None when the head's statuses were not read
 
 
 class RepoLabel(BaseModel):
@@ -116,6 +134,9 @@ class Digest(BaseModel):
     # The base's CI pipeline and Mergify labels; None / () when they were not read.
     ci: CiPlan | None = None
     repo_labels: tuple[RepoLabel, ...] = ()
+    # The base's PR-template checklist boxes the author ticked (the template's wording).
+    ticked: tuple[str, ...] = ()
+    ai_assisted: bool = False  # one of them says an AI assistant helped write the PR
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"

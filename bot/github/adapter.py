@@ -33,11 +33,12 @@ from githubkit_schemas.latest.models import (
 )
 from pydantic import ValidationError
 
-from bot.core.facts import GITHUB_FILES_CAP, ChangedFile
+from bot.core.facts import GITHUB_FILES_CAP, ChangedFile, CommitStatus
 from bot.github.conditional import ConditionalCache, KeptPage
 from bot.github.pacing import WritePacer
 from bot.github.protocol import (
     BranchHead,
+    CombinedStatus,
     GitHubError,
     IssueComment,
     IssueSummary,
@@ -363,6 +364,34 @@ class GitHubKitAdapter:
             return base64.b64decode(blob.content)
         except binascii.Error as exc:
             raise GitHubError(f"blob {sha} of {repo}: undecodable content") from exc
+
+    async def get_combined_status(
+        self, repo: str, ref: str, *, max_pages: int = 3
+    ) -> CombinedStatus:
+        owner, name = split_repo(repo)
+        statuses: list[CommitStatus] = []
+        state, total = "pending", 0
+        async with translated():
+            for page in range(1, max(1, max_pages) + 1):
+                response = await self._gh.rest.repos.async_get_combined_status_for_ref(
+                    owner, name, quote(ref, safe=""), per_page=PER_PAGE, page=page)
+                data = response.parsed_data
+                state, total = data.state, data.total_count
+                statuses += [
+                    CommitStatus(context=item.context, state=item.state,
+                                 description=item.description or "")
+                    for item in data.statuses
+                ]
+                if len(data.statuses) < PER_PAGE or len(statuses) >= total:
+                    break
+        return CombinedStatus(state=state, statuses=tuple(statuses), total_count=total)
+
+    async def list_pulls_for_commit(self, repo: str, sha: str) -> list[PullRequest]:
+        owner, name = split_repo(repo)
+        async with translated():
+            response = await self._gh.rest.repos.async_list_pull_requests_associated_with_commit(
+                owner, name, sha, per_page=PER_PAGE)
+            return [_pull_from_github(repo, pr) for pr in response.parsed_data]
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         owner, name = split_repo(repo)

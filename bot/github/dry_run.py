@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from bot.core.facts import ChangedFile
 from bot.github.protocol import (
+    CombinedStatus,
     GitHubAPI,
     IssueComment,
     IssueSummary,
@@ -126,3 +127,11 @@ class DryRunGitHub:
 
     async def get_blob(self, repo: str, sha: str) -> bytes:
         return await self._inner.get_blob(repo, sha)
+
+    async def get_combined_status(
+        self, repo: str, ref: str, *, max_pages: int = 3
+    ) -> CombinedStatus:
+        return await self._inner.get_combined_status(repo, ref, max_pages=max_pages)
+
+    async def list_pulls_for_commit(self, repo: str, sha: str) -> list[PullRequest]:
+        return await self._inner.list_pulls_for_commit(repo, sha)

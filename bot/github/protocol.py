@@ -14,7 +14,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.facts import ChangedFile
+from bot.core.facts import ChangedFile, CommitStatus
 
 Permission = Literal["admin", "maintain", "write", "triage", "read", "none"]
 ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
@@ -58,6 +58,20 @@ class TreeEntry(BaseModel):
     type: Literal["blob", "tree", "commit"]
     sha: str
     size: int | None = None  # blobs only
+
+
+class CombinedStatus(BaseModel):
+    """A ref's combined status: the newest status of each context, as far as read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state: str  # GitHub's roll-up: failure | pending | success
+    statuses: tuple[CommitStatus, ...] = ()
+    total_count: int = 0  # how many contexts the ref has; more than read: incomplete
+
+    @property
+    def complete(self) -> bool:
+        return len(self.statuses) >= self.total_count
 
 
 class IssueComment(BaseModel):
@@ -176,6 +190,17 @@ class GitHubAPI(Protocol):
 
     async def get_blob(self, repo: str, sha: str) -> bytes:
         """A blob's bytes by SHA (git objects are immutable: cacheable forever)."""
+        ...
+
+    async def get_combined_status(
+        self, repo: str, ref: str, *, max_pages: int = 3
+    ) -> CombinedStatus:
+        """The ref's combined status, 100 contexts a page, at most `max_pages` pages."""
+        ...
+
+    async def list_pulls_for_commit(self, repo: str, sha: str) -> list[PullRequest]:
+        """The PRs GitHub associates with commit `sha` (one page of 100; the open PRs
+        whose branch holds it, while it is not merged)."""
         ...
 
 

@@ -41,6 +41,9 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
     "/installation/repositories",
     "/repos/{owner}/{repo}",
     "/repos/{owner}/{repo}/installation",
+    # Before `/commits/{ref}`: a ref may hold "/", so that one would take these too.
+    "/repos/{owner}/{repo}/commits/{ref}/status",
+    "/repos/{owner}/{repo}/commits/{commit_sha}/pulls",
     "/repos/{owner}/{repo}/commits/{ref}",
     "/repos/{owner}/{repo}/tarball/{ref}",
     "/repos/{owner}/{repo}/pulls",

@@ -55,6 +55,8 @@ class HandlerContext:
     linked: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(900.0))
     # The repository's own config (CI, CODEOWNERS, Mergify) read at each PR's base.
     repo_configs: RepoConfigCache = field(default_factory=RepoConfigCache)
+    # The CI pipeline's own status context on a PR's head ("" : statuses are not read).
+    ci_status_context: str = "buildkite/ci/pr"
     # Maintainers' commands and everyone else's are budgeted apart: outsiders can never
     # spend (and so deny) a maintainer's budget (issue 8, item 3).
     command_budget: CommandBudget = field(init=False)

@@ -36,11 +36,12 @@ from bot.github.protocol import (
     Unprocessable,
     is_refusal,
 )
+from bot.handlers.ci_status import head_statuses, wants_statuses
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.conversation import linked_items, read_conversation
 from bot.handlers.repo_config import repo_config_at_base
-from bot.handlers.routing import route_pull_request
+from bot.handlers.routing import route_pull_request, warn_about_pools
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,13 @@ async def sync_pull_request(
     facts = _facts(pr, files)
     # CI, owners and labels as the base states them: a PR cannot rewrite its own.
     config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
+    if config is not None and config.codeowners is not None and rules.routing.pools:
+        await warn_about_pools(gh, ctx, repo, rules, config.codeowners)
+    # Did the steps the PR reaches run on its head? Only where the base has a pipeline.
+    statuses = (
+        await head_statuses(gh, repo, pr.head_sha, ctx.ci_status_context)
+        if wants_statuses(config, ctx.ci_status_context) else None
+    )
     # A few indexed SQLite look-ups (ms); off the loop all the same.
     context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
     # The conversation: the comments listed above (no second read), reviews, review
@@ -129,7 +137,8 @@ async def sync_pull_request(
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
     digest = await asyncio.to_thread(
         build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
-        repo_context=context, repo_config=config, conversation=conversation,
+        repo_context=context, repo_config=config, head_statuses=statuses,
+        conversation=conversation,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -177,7 +186,8 @@ async def sync_pull_request(
         other_notes = (repo_config_note(problem, other),) if problem else ()
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
-            repo_context=context, repo_config=config, conversation=conversation,
+            repo_context=context, repo_config=config, head_statuses=statuses,
+            conversation=conversation,
         ).model_copy(update=extras)
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))

@@ -18,12 +18,14 @@ from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
 from bot.queue.ledger import Ledger
-from bot.queue.store import Job, JobStore, NewJob, index_key
+from bot.queue.store import Job, JobStore, NewJob, index_key, pr_key
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
 from bot.settings.model import Settings
 
 log = logging.getLogger(__name__)
+# A commit is the head of one PR almost always; a fork's branch opened twice, of two.
+MAX_PULLS_PER_COMMIT = 5
 
 
 class JobProcessor:
@@ -47,16 +49,21 @@ class JobProcessor:
         if job.kind == "index":
             await self._refresh_index(job)
             return
+        if job.kind == "status":
+            await self._ci_state_changed(job)
+            return
         if job.number is None:
             log.warning("job without a PR number ignored", extra={"job": job.id})
             return
         async with self.session(job.installation_id) as gh:
             if job.kind == "pr":
                 outcome = await sync_pull_request(gh, self._ctx, job.repo, job.number)
-                if outcome.pull is not None:
+                pull = outcome.pull
+                if pull is not None:
                     await self._ledger.record_converged(
                         job.repo, job.number, job.installation_id,
-                        fingerprint(outcome.pull, self._ctx.rules.bundled.version),
+                        fingerprint(pull, self._ctx.rules.bundled.version),
+                        open_head=pull.head_sha if pull.state == "open" else None,
                     )
             elif job.kind == "command":
                 payload = job.payload
@@ -70,6 +77,30 @@ class JobProcessor:
                     previous_body=payload.get("previous_body"),
                 )
                 await handle_command_comment(gh, self._ctx, command)
+
+    async def _ci_state_changed(self, job: Job) -> None:
+        """A CI build on a commit changed state: queue a digest run for the open PRs
+        whose head it is. The ledger knows the heads it converged; only a head it has
+        not seen yet costs a call (GitHub's PRs of a commit)."""
+        sha = job.payload.get("sha")
+        if not isinstance(sha, str) or not sha:
+            return
+        numbers = await self._ledger.pulls_with_head(job.repo, sha)
+        source = "ledger"
+        if not numbers:
+            source = "github"
+            async with self.session(job.installation_id) as gh:
+                pulls = await gh.list_pulls_for_commit(job.repo, sha)
+            numbers = [p.number for p in pulls if p.state == "open" and p.head_sha == sha]
+        for number in numbers[:MAX_PULLS_PER_COMMIT]:
+            await self._store.enqueue(NewJob(
+                kind="pr", key=pr_key(job.repo, number), installation_id=job.installation_id,
+                repo=job.repo, number=number,
+                payload={"actions": ["ci-status"], "ci_state": job.payload.get("state")},
+            ))
+        log.info("CI state %s on %s: %d PR(s) queued", job.payload.get("state"), sha[:7],
+                 len(numbers[:MAX_PULLS_PER_COMMIT]),
+                 extra={"repo": job.repo, "found_by": source})
 
     @property
     def index_lookup(self) -> IndexLookup | None:

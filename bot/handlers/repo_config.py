@@ -267,6 +267,9 @@ class RepoConfigCache:
 
     objects: GitObjectCache = field(default_factory=GitObjectCache)
     parsed: LRUCache[str, RepoConfig] = field(default_factory=lambda: LRUCache(maxsize=32))
+    # (repo, CODEOWNERS rules) whose routing pools were already checked: warn once each.
+    pools_checked: LRUCache[tuple[str, int], bool] = field(
+        default_factory=lambda: LRUCache(maxsize=256))
 
 
 def _content_key(files: ConfigFiles) -> str:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from bot.core.commands.parse import CommandSpec
 from bot.core.findings import Owners
 from bot.core.render.i18n import t
+from bot.core.repo_config.codeowners import CodeOwners
+from bot.core.repo_config.pools import pool_members_not_owners
 from bot.core.routing.reviewers import RoutingPlan, RoutingRequest, choose_reviewers
 from bot.core.rules import RuleSet
 from bot.core.vocabulary import Lang, RoutingOutcome
@@ -98,6 +100,34 @@ async def route_pull_request(
             _remember_refused(ctx, pr.repo, asked.refused)
             plan = _as_asked(plan, asked)
     return _outcome(pr, rules, plan, lang, requested=request)
+
+
+async def warn_about_pools(
+    gh: GitHubAPI, ctx: HandlerContext, repo: str, rules: RuleSet, codeowners: CodeOwners
+) -> tuple[tuple[str, str], ...]:
+    """Log, once per repository and CODEOWNERS content, the pool members the base's
+    CODEOWNERS does not name and who are not collaborators either: routing would skip
+    them on every PR, so `routing.yaml` needs an edit. Returns them (for tests)."""
+    key = (repo, hash(codeowners.rules))
+    if key in ctx.repo_configs.pools_checked:
+        return ()
+    strays = []
+    try:
+        for label, user in pool_members_not_owners(rules.routing, codeowners):
+            if await permission_of(gh, ctx, repo, user) not in _COLLABORATOR:
+                strays.append((label, user))
+    except GitHubError as exc:
+        # A check, not the job: asked again on a later run.
+        log.info("routing pools not checked: %s", exc, extra={"repo": repo})
+        return ()
+    ctx.repo_configs.pools_checked[key] = True
+    if strays:
+        log.warning(
+            "routing pool members are neither code owners nor collaborators: %s",
+            ", ".join(f"{user} ({label})" for label, user in strays),
+            extra={"repo": repo, "codeowners": codeowners.source},
+        )
+    return tuple(strays)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from cachetools import LRUCache
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -52,8 +53,12 @@ _delivery_log = HotPathLog("bot.intake.app")
 # Metric labels come from request headers: keep their cardinality bounded.
 _KNOWN_EVENTS = frozenset({
     "pull_request", "issue_comment", "ping", "installation", "installation_repositories", "push",
-    "pull_request_review", "pull_request_review_comment",
+    "pull_request_review", "pull_request_review_comment", "status",
 })
+# The CI build state last accepted per (repo, commit): a `status` event that repeats it
+# ("Build #N is running" twice) is answered without a job. In memory: after a restart
+# the first repeat costs one job, which changes nothing (level-triggered).
+_CI_STATES_KEPT = 4096
 _ACTION = re.compile(r"^[a-z_]{1,40}$")
 _READY_TIMEOUT_SECONDS = 2.0
 # Real deliveries are tens of KB (a PR body is capped at 65,536 characters); only a few
@@ -222,6 +227,8 @@ class _Intake:
     _keyed_macs: list[hmac.HMAC] = field(default_factory=list)
     # labels() builds and looks up a key on every call; the children never change.
     _delivery_counters: dict[tuple[str, str, str], Counter] = field(default_factory=dict)
+    _ci_states: LRUCache[tuple[str, str], str] = field(
+        default_factory=lambda: LRUCache(maxsize=_CI_STATES_KEPT))
 
     def __post_init__(self) -> None:
         self._keyed_macs = [hmac.new(secret, digestmod=hashlib.sha256)
@@ -355,14 +362,22 @@ class _Intake:
             # Read per delivery: the service learns its login from GitHub after start.
             identity = BotIdentity(self.settings.bot_login, self.settings.app_id)
             routed = (route_pull_request(typed, identity) if typed is not None
-                      else route_event(event, payload, identity))
+                      else route_event(event, payload, identity,
+                                       ci_context=self.settings.ci_status_context.strip()))
         except PayloadError as exc:
             return _Reply(400, {"error": f"bad {event} payload: {exc}"}, "bad_request",
                           event_label, action_label, context)
+        if isinstance(routed, Ignored) and not routed.record:
+            return _Reply(202, {"ignored": routed.reason}, "ignored", event_label,
+                          action_label, context)
         delivery = Delivery(delivery_id=delivery_id, event=event, action=action)
         if isinstance(routed, Ignored):
             return _Ignore(delivery, _Reply(202, {"ignored": routed.reason}, "ignored",
                                             event_label, action_label, context))
+        if routed.kind == "status" and self._ci_states.get(_ci_key(routed)) == routed.payload.get(
+                "state"):
+            return _Reply(202, {"ignored": "CI state unchanged"}, "ignored", event_label,
+                          action_label, context)
         context.update(repo=routed.repo, pr=routed.number, installation=routed.installation_id)
         return _Accept(delivery, routed, event_label, action_label, context)
 
@@ -370,6 +385,9 @@ class _Intake:
         acceptance, job_id, due_at = result
         context = accept.context
         context["job"] = job_id
+        if accept.job.kind == "status":
+            # Remembered once stored: a refused delivery (503) may come again.
+            self._ci_states[_ci_key(accept.job)] = str(accept.job.payload.get("state"))
         if acceptance == "duplicate":
             return _Reply(202, {"duplicate": True, "job": job_id}, "duplicate",
                           accept.event_label, accept.action_label, context)
@@ -557,6 +575,10 @@ class WebhookExchange:
         self._intake._finish(reply, self._started)
         if write:
             self._respond(reply.status, _reply_bytes(reply.body))
+
+
+def _ci_key(job: NewJob) -> tuple[str, str]:
+    return job.repo, str(job.payload.get("sha"))
 
 
 def _not_recorded(delivery: Delivery) -> None:

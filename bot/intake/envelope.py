@@ -82,6 +82,11 @@ class _Envelope(msgspec.Struct):
     ref: Any = _UNSET
     after: Any = _UNSET
     deleted: Any = _UNSET
+    # status: which commit, which context (a CI build or one of its steps), what state
+    sha: Any = _UNSET
+    context: Any = _UNSET
+    state: Any = _UNSET
+    description: Any = _UNSET
 
 
 _DECODER = msgspec.json.Decoder(_Envelope)

@@ -12,16 +12,18 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.intake.envelope import PullRequestAccount, PullRequestDelivery
-from bot.queue.store import NewJob, command_key, index_key, pr_key
+from bot.queue.store import NewJob, command_key, index_key, pr_key, status_key
 
 SIGNATURE_PREFIX = "sha256="
 _SHA256_HEX_CHARS = 64
 
+# As bot/core/repo_config/ci_status.py reads a build's description.
+_BLOCKED = re.compile(r"\bblocked\b", re.IGNORECASE)
 # A cheap, line-anchored pre-filter; bot/core parses the command properly (quotes, code).
 _DIGEST_LINE = re.compile(r"^[ \t]*/digest(?![\w-])[^\n]*", re.IGNORECASE | re.MULTILINE)
 
@@ -174,9 +176,21 @@ class PushEvent(_Model):
     installation: Installation | None = None
 
 
+class StatusEvent(_Model):
+    sha: str = Field(pattern=r"^[0-9a-f]{40}$")
+    context: str = Field(max_length=255)
+    state: Literal["error", "failure", "pending", "success"]
+    description: str | None = None
+    repository: Repository
+    installation: Installation | None = None
+
+
 @dataclass(frozen=True)
 class Ignored:
     reason: str
+    # False: answered at once, nothing stored (vLLM's CI sends ~100 step statuses a
+    # build; recording each would put a database write on the ack path for nothing).
+    record: bool = True
 
 
 class PayloadError(ValueError):
@@ -195,9 +209,10 @@ class BotIdentity:
 
 
 def route_event(
-    event: str, payload: dict[str, Any], identity: BotIdentity
+    event: str, payload: dict[str, Any], identity: BotIdentity, *, ci_context: str = ""
 ) -> NewJob | Ignored:
-    """The job this delivery asks for, or why it asks for none. Raises PayloadError."""
+    """The job this delivery asks for, or why it asks for none. Raises PayloadError.
+    `ci_context` is the CI pipeline build's own status context (`status` events)."""
     action = payload.get("action")
     if event == "pull_request":
         return _route_pull_request(payload, identity)
@@ -209,6 +224,8 @@ def route_event(
         return _route_review_comment(payload, identity)
     if event == "push":
         return _route_push(payload)
+    if event == "status":
+        return _route_status(payload, ci_context)
     if event in ACKNOWLEDGED_EVENTS:
         return Ignored(f"{event}.{action}: acknowledged")
     return Ignored(f"event {event} not handled")
@@ -266,6 +283,30 @@ def _route_push(payload: dict[str, Any]) -> NewJob | Ignored:
         kind="index", key=index_key(repo),
         installation_id=ev.installation.id if ev.installation else None,
         repo=repo, number=None, payload={"sha": ev.after},
+    )
+
+
+def ci_state(state: str, description: str | None) -> str:
+    """What a build's own status says for the digest: its state, or `blocked` for a
+    pending build that waits on a block step ("Build #N passed and blocked")."""
+    if state == "pending" and _BLOCKED.search((description or "")[:200]):
+        return "blocked"
+    return state
+
+
+def _route_status(payload: dict[str, Any], ci_context: str) -> NewJob | Ignored:
+    """Only the pipeline build's own status re-runs a digest (when the build settles or
+    starts): its steps' statuses (`<context>/<step>`, ~100 a build) and other CIs'
+    are dropped before anything is validated or stored."""
+    if not ci_context or payload.get("context") != ci_context:
+        return Ignored("status of another context", record=False)
+    ev = _parse(StatusEvent, payload)
+    repo = ev.repository.full_name
+    return NewJob(
+        kind="status", key=status_key(repo, ev.sha),
+        installation_id=ev.installation.id if ev.installation else None,
+        repo=repo, number=None,
+        payload={"sha": ev.sha, "state": ci_state(ev.state, ev.description)},
     )
 
 

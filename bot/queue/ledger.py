@@ -25,6 +25,13 @@ CREATE TABLE IF NOT EXISTS pr_state (
     converged_at REAL NOT NULL,
     PRIMARY KEY (repo, number)
 );
+CREATE TABLE IF NOT EXISTS pr_heads (
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    head_sha TEXT NOT NULL,
+    PRIMARY KEY (repo, number)
+);
+CREATE INDEX IF NOT EXISTS pr_heads_sha ON pr_heads (repo, head_sha);
 CREATE TABLE IF NOT EXISTS previews (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     repo TEXT NOT NULL,
@@ -63,8 +70,11 @@ class Ledger:
         self._writer.close()
 
     async def record_converged(
-        self, repo: str, number: int, installation_id: int | None, fingerprint: str
+        self, repo: str, number: int, installation_id: int | None, fingerprint: str,
+        *, open_head: str | None = None,
     ) -> None:
+        """`open_head`: the head SHA of a PR that is still open (a CI status on that
+        commit maps back to it without a call); None forgets the PR's head."""
         now = self._clock()
 
         def write(conn: sqlite3.Connection) -> None:
@@ -74,8 +84,28 @@ class Ledger:
                 "fingerprint = excluded.fingerprint, converged_at = excluded.converged_at",
                 (repo, number, installation_id, fingerprint, now),
             )
+            if open_head:
+                conn.execute(
+                    "INSERT INTO pr_heads VALUES (?, ?, ?) ON CONFLICT (repo, number) DO "
+                    "UPDATE SET head_sha = excluded.head_sha",
+                    (repo, number, open_head),
+                )
+            else:
+                conn.execute("DELETE FROM pr_heads WHERE repo = ? AND number = ?",
+                             (repo, number))
 
         await self._writer.run(write)
+
+    async def pulls_with_head(self, repo: str, sha: str) -> list[int]:
+        """The open PRs whose last converged head is `sha`."""
+        def read(conn: sqlite3.Connection) -> list[int]:
+            rows = conn.execute(
+                "SELECT number FROM pr_heads WHERE repo = ? AND head_sha = ? ORDER BY number",
+                (repo, sha),
+            ).fetchall()
+            return [int(row[0]) for row in rows]
+
+        return await self._writer.run(read)
 
     async def fingerprints(self, repo: str) -> dict[int, str]:
         def read(conn: sqlite3.Connection) -> dict[int, str]:

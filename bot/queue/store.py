@@ -25,7 +25,7 @@ from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
 from bot.settings.model import Settings
 
-JobKind = Literal["pr", "command", "sweep", "index"]
+JobKind = Literal["pr", "command", "sweep", "index", "status"]
 JobState = Literal["queued", "running", "done", "failed", "parked"]
 Acceptance = Literal["accepted", "duplicate", "requeued"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")
@@ -38,6 +38,11 @@ def pr_key(repo: str, number: int) -> str:
 
 def index_key(repo: str) -> str:
     return f"index:{repo}"
+
+
+def status_key(repo: str, sha: str) -> str:
+    """A CI build's state on one commit: its events coalesce as a PR's do."""
+    return f"status:{repo}@{sha}"
 
 
 def command_key(repo: str, comment_id: int, body_sha1: str) -> str:

@@ -164,6 +164,12 @@ class Settings(BaseSettings):
         description="largest default-branch tarball the index downloads; a bigger one is"
         " refused with a logged note",
     )
+    ci_status_context: str = Field(
+        default="buildkite/ci/pr", max_length=200,
+        description="the commit-status context of the CI pipeline's PR build (its steps"
+        " report as `<context>/<step>`): the digest reads the head's statuses for it, and a"
+        " `status` event of this context re-runs the digest; empty: neither",
+    )
     log_level: str = Field(
         default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
     )

@@ -69,3 +69,23 @@ def test_a_repo_dir_that_is_not_a_directory_is_a_usage_error(
                  "--repo-dir", str(tmp_path / "missing")])
     assert code == 2
     assert "--repo-dir" in capsys.readouterr().err
+
+
+def test_check_rules_warns_about_pool_members_codeowners_no_longer_names(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    assert main(["check-rules", str(root / "rules"), "--repo-dir", str(VLLM)]) == 0
+    err = capsys.readouterr().err
+    warned = sorted(line.split(": ")[3].split()[0] for line in err.splitlines()
+                    if line.startswith("warning: "))
+    # The routing pools' members vLLM 0.34.0's CODEOWNERS no longer names.
+    assert warned == ["gshtras", "russellb", "simon-mo"]
+
+
+def test_check_rules_without_codeowners_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    assert main(["check-rules", str(root / "rules"), "--repo-dir", str(tmp_path)]) == 0
+    assert "no CODEOWNERS to check the routing pools against" in capsys.readouterr().err

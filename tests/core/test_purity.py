@@ -105,14 +105,15 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "pr_object": {"facts"},
     "routing": {"vocabulary"},
     # The repository's own config files (.buildkite, CODEOWNERS, mergify, PR template).
-    "repo_config": {"facts", "findings", "reading", "rules", "vocabulary"},
+    "repo_config": {"facts", "findings", "reading", "routing", "rules", "vocabulary"},
     "reading": {"facts", "vocabulary"},
     "repo_index": {"facts", "reading"},
     "findings": {"reading", "repo_index", "vocabulary"},
     "render": {"findings", "reading", "repo_index", "vocabulary"},
     "commands": {"render", "vocabulary"},
     "rules": {"facts", "reading", "render", "routing", "vocabulary"},
-    "judging": {"facts", "reading", "render", "rules", "vocabulary"},
+    # findings: the CI plan (relevant-ci-not-run judges how its steps fared).
+    "judging": {"facts", "findings", "reading", "render", "rules", "vocabulary"},
     "digest": {"facts", "findings", "judging", "reading", "render", "repo_config",
                "repo_index", "routing", "rules", "vocabulary"},
 }

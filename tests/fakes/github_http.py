@@ -227,6 +227,24 @@ def _repo_ref(call: Call) -> tuple[FakeRepo, str]:
     return repo, ref
 
 
+def get_combined_status(call: Call) -> Reply:
+    repo = call.state.repos.get(call.repo)
+    if repo is None:
+        raise FakeHTTPError(404, "Not Found")
+    sha = call.params["ref"]
+    state, found = call.state.combined_status(call.repo, sha)
+    # Paged like a list (Link header), but the page sits inside an object.
+    reply = _paginate(call, found)
+    reply.body = responses.combined_status(repo, sha, state, reply.body, len(found))
+    return reply
+
+
+def list_commit_pulls(call: Call) -> Reply:
+    pulls = call.state.pulls_for_commit(call.repo, call.params["commit_sha"])
+    repo = call.state.repos.get(call.repo)
+    return _paginate(call, [responses.pull_request_simple(p, repo) for p in pulls])
+
+
 def get_commit_sha(call: Call) -> Reply:
     # GitHub answers `Accept: application/vnd.github.sha` with the bare SHA as text.
     repo, _ = _repo_ref(call)
@@ -309,6 +327,8 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("GET", f"{R}/git/trees/{{sha}}", get_tree, "token"),
     ("GET", f"{R}/git/blobs/{{sha}}", get_blob, "token"),
     ("GET", R, get_repo, "token"),
+    ("GET", f"{R}/commits/{{ref}}/status", get_combined_status, "token"),
+    ("GET", f"{R}/commits/{{commit_sha}}/pulls", list_commit_pulls, "token"),
     ("GET", f"{R}/commits/{{ref}}", get_commit_sha, "token"),
     ("GET", f"{R}/tarball/{{ref}}", get_tarball, "token"),
 )

@@ -12,8 +12,9 @@ import base64
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from bot.core.facts import ChangedFile
+from bot.core.facts import ChangedFile, CommitStatus
 from bot.github.protocol import (
+    CombinedStatus,
     GitHubError,
     IssueComment,
     IssueSummary,
@@ -216,6 +217,33 @@ class MemoryGitHub:
         return await self._run("GET", "/repos/{owner}/{repo}/git/blobs/{sha}",
                                f"/repos/{repo}/git/blobs/{sha}",
                                lambda: self.state.blob(repo, sha))
+
+    async def get_combined_status(
+        self, repo: str, ref: str, *, max_pages: int = 3
+    ) -> CombinedStatus:
+        # One call per page of 100, as the adapter makes them.
+        rollup, statuses = "pending", list[CommitStatus]()
+        total = 0
+        for page in range(max(1, max_pages)):
+            def read(page: int = page) -> tuple[str, list[CommitStatus], int]:
+                state, found = self.state.combined_status(repo, ref)
+                chunk = found[page * 100:(page + 1) * 100]
+                return state, [CommitStatus(context=s.context, state=s.state,
+                                            description=s.description or "")
+                               for s in chunk], len(found)
+            rollup, chunk, total = await self._run(
+                "GET", "/repos/{owner}/{repo}/commits/{ref}/status",
+                f"/repos/{repo}/commits/{ref}/status", read)
+            statuses += chunk
+            if len(chunk) < 100 or len(statuses) >= total:
+                break
+        return CombinedStatus(state=rollup, statuses=tuple(statuses), total_count=total)
+
+    async def list_pulls_for_commit(self, repo: str, sha: str) -> list[PullRequest]:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls",
+            f"/repos/{repo}/commits/{sha}/pulls",
+            lambda: [pull_to_protocol(p) for p in self.state.pulls_for_commit(repo, sha)])
 
     async def list_open_pulls(self, repo: str, limit: int = 100) -> list[PullRequest]:
         def pulls() -> list[PullRequest]:

@@ -148,6 +148,19 @@ class FakeRepo:
 
 
 @dataclass
+class FakeStatus:
+    """One commit status (`POST /repos/{o}/{r}/statuses/{sha}`), as a CI posts it."""
+
+    id: int
+    context: str
+    state: str  # error | failure | pending | success
+    description: str | None
+    target_url: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass
 class Fault:
     method: str
     path_pattern: str
@@ -190,6 +203,9 @@ class FakeGitHubState:
     tokens: dict[str, tuple[int, datetime]] = field(default_factory=dict)
     calls: list[CallRecord] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    # (repo, sha) -> context -> the newest status of that context (GitHub keeps the
+    # history; the combined status shows the newest, which is all the bot reads).
+    statuses: dict[tuple[str, str], dict[str, FakeStatus]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._next_id = 1000
@@ -277,6 +293,19 @@ class FakeGitHubState:
         if found is None or sha not in found.blobs:
             raise FakeHTTPError(404, "Not Found")
         return found.blobs[sha]
+
+    def set_status(self, repo: str, sha: str, context: str, state: str,
+                   description: str | None = None, target_url: str | None = None,
+                   ) -> FakeStatus:
+        """A CI posting a status on `sha`: the newest one per context wins."""
+        self.add_repo(repo)
+        now = self.now()
+        found = self.statuses.setdefault((repo, sha), {})
+        old = found.get(context)
+        status = FakeStatus(self._new_id(), context, state, description, target_url,
+                            old.created_at if old else now, now)
+        found[context] = status
+        return status
 
     def add_comment(self, repo: str, number: int, author: str, body: str,
                     *, author_type: str = "User") -> FakeComment:
@@ -528,6 +557,28 @@ class FakeGitHubState:
         if found is None or path not in found.files:
             raise FakeHTTPError(404, "Not Found")
         return found.files[path]
+
+    def combined_status(self, repo: str, sha: str) -> tuple[str, list[FakeStatus]]:
+        """GitHub's roll-up state and the newest status per context, newest first."""
+        if repo not in self.repos:
+            raise FakeHTTPError(404, "Not Found")
+        found = sorted(self.statuses.get((repo, sha), {}).values(),
+                       key=lambda s: (s.updated_at, s.id), reverse=True)
+        states = {s.state for s in found}
+        if states & {"error", "failure"}:
+            rollup = "failure"
+        elif not found or "pending" in states:
+            rollup = "pending"
+        else:
+            rollup = "success"
+        return rollup, found
+
+    def pulls_for_commit(self, repo: str, sha: str) -> list[FakePull]:
+        """The open PRs whose head is `sha` (what GitHub lists for an unmerged commit)."""
+        if repo not in self.repos:
+            raise FakeHTTPError(404, "Not Found")
+        return [p for p in self.pulls.values()
+                if p.repo == repo and p.state == "open" and p.head_sha == sha]
 
     def open_pulls(self, repo: str) -> list[FakePull]:
         if repo not in self.repos:

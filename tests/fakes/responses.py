@@ -26,6 +26,7 @@ from tests.fakes.github_state import (
     FakeRepo,
     FakeReview,
     FakeReviewComment,
+    FakeStatus,
 )
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "github" / "openapi_examples.json"
@@ -357,6 +358,32 @@ def full_repository(repo: FakeRepo) -> JSON:
         if isinstance(value, str):
             template[key] = value.replace("octocat/Hello-World", repo.full_name)
     return _repository(repo, repo.full_name, template)
+
+
+def commit_status(repo: str, status: FakeStatus) -> JSON:
+    """One entry of a combined status (GitHub's `simple-commit-status`)."""
+    return {
+        "url": f"{API}/repos/{repo}/statuses/{status.id}", "id": status.id,
+        "node_id": f"SC_{status.id}", "state": status.state,
+        "description": status.description, "target_url": status.target_url,
+        "context": status.context, "required": False,
+        "avatar_url": "https://avatars.githubusercontent.com/oa/4?v=4",
+        "created_at": iso(status.created_at), "updated_at": iso(status.updated_at),
+    }
+
+
+def combined_status(repo: FakeRepo, sha: str, state: str, page: list[FakeStatus],
+                    total_count: int) -> JSON:
+    """GET /repos/{owner}/{repo}/commits/{ref}/status: one page of the newest status
+    per context; `total_count` counts every context, whichever page this is."""
+    name = repo.full_name
+    return {
+        "state": state, "sha": sha, "total_count": total_count,
+        "statuses": [commit_status(name, s) for s in page],
+        "repository": installation_repository(repo),
+        "commit_url": f"{API}/repos/{name}/commits/{sha}",
+        "url": f"{API}/repos/{name}/commits/{sha}/status",
+    }
 
 
 def installation_repositories(page: list[JSON], total_count: int) -> JSON:

@@ -229,6 +229,41 @@ async def test_trees_and_blobs_at_a_commit(state: FakeGitHubState, url: str) -> 
             await gh.get_tree(REPO, "0" * 40)
 
 
+STATUS = "/repos/{owner}/{repo}/commits/{ref}/status"
+
+
+async def test_a_heads_combined_status_is_read_100_a_page(state: FakeGitHubState,
+                                                         url: str) -> None:
+    head = state.pull(REPO, 1).head_sha
+    state.set_status(REPO, head, "buildkite/ci/pr", "pending", "Build #9 passed and blocked",
+                     "https://buildkite.com/vllm/ci/builds/9")
+    for job in range(149):
+        state.set_status(REPO, head, f"buildkite/ci/pr/job-{job}",
+                         "failure" if job == 7 else "success")
+    async with make_factory(url).for_installation(1) as gh:
+        combined = await gh.get_combined_status(REPO, head)
+        first = await gh.get_combined_status(REPO, head, max_pages=1)
+        nothing = await gh.get_combined_status(REPO, "f" * 40)
+    assert (combined.state, combined.total_count, combined.complete) == ("failure", 150, True)
+    found = {s.context: (s.state, s.description) for s in combined.statuses}
+    assert len(found) == 150
+    assert found["buildkite/ci/pr"] == ("pending", "Build #9 passed and blocked")
+    assert found["buildkite/ci/pr/job-7"] == ("failure", "")  # GitHub's null description
+    assert (len(first.statuses), first.complete) == (100, False)
+    assert (nothing.state, nothing.statuses, nothing.complete) == ("pending", (), True)
+    assert state.count("GET", STATUS) == 2 + 1 + 1
+
+
+async def test_the_open_pull_whose_head_a_commit_is(state: FakeGitHubState, url: str) -> None:
+    head = state.pull(REPO, 1).head_sha
+    state.add_pull(REPO, 2, head_sha="2" * 40)
+    async with make_factory(url).for_installation(1) as gh:
+        assert [p.number for p in await gh.list_pulls_for_commit(REPO, head)] == [1]
+        assert await gh.list_pulls_for_commit(REPO, "9" * 40) == []
+        with pytest.raises(NotFound):
+            await gh.list_pulls_for_commit("vllm-project/other", head)
+
+
 async def test_reviews_and_open_pulls(state: FakeGitHubState, url: str) -> None:
     base = datetime(2026, 1, 1, tzinfo=UTC)
     state.add_pull(REPO, 10, updated_at=base + timedelta(hours=1))

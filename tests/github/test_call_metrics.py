@@ -92,6 +92,8 @@ CALLS: dict[str, Callable[[GitHubKitAdapter, int], Awaitable[Any]]] = {
     "list_open_pulls": lambda gh, _: gh.list_open_pulls(REPO),
     "get_tree": lambda gh, _: gh.get_tree(REPO, BASE),
     "get_blob": lambda gh, _: gh.get_blob(REPO, OWNERS_BLOB),
+    "get_combined_status": lambda gh, _: gh.get_combined_status(REPO, f"{1:040x}"),
+    "list_pulls_for_commit": lambda gh, _: gh.list_pulls_for_commit(REPO, f"{1:040x}"),
     "default_branch_head": lambda gh, _: gh.default_branch_head(REPO),
     "tarball": _read_tarball,
 }
@@ -123,6 +125,8 @@ async def test_every_adapter_call_is_labelled_by_its_route_never_other(
     assert {
         "GET /repos/{owner}/{repo}",
         "GET /repos/{owner}/{repo}/commits/{ref}",
+        "GET /repos/{owner}/{repo}/commits/{ref}/status",
+        "GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls",
         f"GET {TARBALL}",
         f"GET {TARBALL} (redirect)",  # the archive host's answer, named by what we called
         f"GET {PULL}",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from githubkit_schemas.latest.models import (
+    CombinedCommitStatus,
     ContentFile,
     DiffEntry,
     InstallationToken,
@@ -54,6 +55,13 @@ def seeded_state() -> FakeGitHubState:
     state.add_comment(REPO, 1, "dev", "please review")
     state.add_review(REPO, 1, "reviewer", "COMMENTED")
     state.set_permission(REPO, "maint", "write", "maintain")
+    # A Buildkite build on the head: its own status and 130 jobs' (two pages of 100).
+    head = state.pull(REPO, 1).head_sha
+    state.set_status(REPO, head, "buildkite/ci/pr", "pending", "Build #7 is running")
+    for job in range(130):
+        state.set_status(REPO, head, f"buildkite/ci/pr/job-{job}",
+                         "failure" if job == 3 else "success", None,
+                         f"https://buildkite.com/vllm/ci/builds/7#{job}")
     return state
 
 
@@ -83,6 +91,12 @@ async def scenario(gh: GitHubAPI) -> list[Any]:
     out.append([await gh.get_permission(REPO, u) for u in ("maint", "nobody")])
     out.append([await gh.get_default_branch_file(REPO, p) for p in ("rules/ci.yaml", "no")])
     out.append([p.number for p in await gh.list_open_pulls(REPO)])
+    combined = await gh.get_combined_status(REPO, pull.head_sha)
+    out.append((combined.state, combined.total_count, combined.complete,
+                sorted((s.context, s.state, s.description) for s in combined.statuses)))
+    first_page = await gh.get_combined_status(REPO, pull.head_sha, max_pages=1)
+    out.append((len(first_page.statuses), first_page.complete))
+    out.append([p.number for p in await gh.list_pulls_for_commit(REPO, pull.head_sha)])
     for failing in (gh.get_pull(REPO, 404), gh.create_comment(REPO, 1, "x" * 65_537),
                     gh.request_reviewers(REPO, 1, ["dev"], [])):
         try:
@@ -120,6 +134,14 @@ async def test_memory_and_http_fakes_agree(http_state: FakeGitHubState, http_url
         [("pr-digest[bot]", "rocket")])
     assert memory_out[-3:] == [("NotFound", 404), ("Unprocessable", 422),
                                ("Unprocessable", 422)]
+    state, total, complete, statuses = memory_out[8]
+    assert (state, total, complete, len(statuses)) == ("failure", 131, True, 131)
+    assert ("buildkite/ci/pr", "pending", "Build #7 is running") in statuses
+    assert memory_out[9] == (100, False)  # one page of two: what was not read is said
+    assert memory_out[10] == [1]
+    # Two pages for the whole combined status, one for the first page only.
+    route = "/repos/{owner}/{repo}/commits/{ref}/status"
+    assert memory_state.count("GET", route) == http_state.count("GET", route) == 3
 
 
 async def test_both_fakes_model_a_lost_response_the_same(http_state: FakeGitHubState,
@@ -203,6 +225,11 @@ def test_response_builders_parse_with_githubkit_models() -> None:
         (ContentFile, responses.content_file(REPO, "a/b.yml", "k: v\n", "main")),
         (Integration, responses.integration(4242, "pr-digest")),
         (InstallationToken, responses.installation_token("ghs_x", now)),
+        (CombinedCommitStatus, responses.combined_status(
+            repo, pull.head_sha, "pending",
+            [state.set_status(REPO, pull.head_sha, "ci/x", "success"),
+             state.set_status(REPO, pull.head_sha, "ci/y", "pending", "waiting", "https://ci")],
+            2)),
     ]
     for model, data in cases:
         parsed = model.model_validate(data)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from bot.handlers.digest import sync_pull_request
 from tests.fakes.github_state import FakeFile
@@ -95,3 +98,25 @@ async def test_code_owners_covering_every_file_leave_the_pools_unasked() -> None
     pull2.base_sha = state2.add_commit(REPO, {"README.md": "vLLM\n"})
     await sync_pull_request(gh_for(state2), make_ctx(), REPO, 11)
     assert state2.pulls[(REPO, 11)].requested_users != []
+
+
+async def test_pool_members_neither_owners_nor_collaborators_are_warned_about_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    state = make_state()
+    base = state.add_commit(REPO, _tree("0.34.0"))
+    # Of the three pool members 0.34.0's CODEOWNERS does not name, one is still a
+    # collaborator: routing can ask them, so only the other two are worth an edit.
+    state.set_permission(REPO, "gshtras", "write")
+    ctx = make_ctx()
+    for number in (21, 22):
+        pull = state.add_pull(REPO, number, title="[LoRA] Fix", files=[LORA_FILE])
+        pull.base_sha = base
+        with caplog.at_level(logging.WARNING, logger="bot.handlers.routing"):
+            await sync_pull_request(gh_for(state), ctx, REPO, number)
+    warnings = [r.getMessage() for r in caplog.records
+                if "neither code owners nor collaborators" in r.getMessage()]
+    assert warnings == [
+        "routing pool members are neither code owners nor collaborators: "
+        "russellb (structured-output), simon-mo (ci/build)"
+    ]

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bot.core.facts import Conversation, PullRequestFacts, Remark
+from bot.core.findings import CiPlan
 from bot.core.judging.risks import SEVERITY_RANK, assess_risks
 from bot.core.reading.asks import FoundAsk, mentions_kind, read_asks
 from bot.core.reading.body import PullRequestBody, parse_body
@@ -93,9 +94,11 @@ def read_conversation(
     conversation: Conversation,
     *,
     bot_login: str = "",
+    ci: CiPlan | None = None,
 ) -> ConversationReading:
+    """`ci`: what the base's pipeline runs for the PR, as the risks were assessed with."""
     said = _voices(conversation.remarks, bot_login, facts.author)
-    settled, merged, later = _settle(facts, body, areas, risks, settings, lang, said)
+    settled, merged, later = _settle(facts, body, areas, risks, settings, lang, said, ci)
     asks = _asks(facts, said, settled, later)
     asked = {ask.risk for ask in asks if ask.risk}
     return ConversationReading(
@@ -140,6 +143,7 @@ def _settle(
     settings: RiskSettings,
     lang: Lang,
     said: Sequence[_Said],
+    ci: CiPlan | None,
 ) -> tuple[tuple[Risk, ...], PullRequestBody, list[tuple[int, LaterEvidence]]]:
     current = list(risks)
     merged = body
@@ -155,7 +159,8 @@ def _settle(
         if not current:
             break
         merged = _merge(merged, read, summaries)
-        after = {risk.id: risk for risk in assess_risks(facts, merged, areas, settings, lang)}
+        after = {risk.id: risk
+                 for risk in assess_risks(facts, merged, areas, settings, lang, ci=ci)}
         line = _evidence_line(read, summaries)
         kept: list[Risk] = []
         for risk in current:

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.findings import CiPlan, CiStepRef
 from bot.core.reading.body import PullRequestBody
+from bot.core.render.ci import specificity, step_title
 from bot.core.render.i18n import t
 from bot.core.rules.globset import GlobSet, PathGroups
 from bot.core.rules.patterns import LinePattern, PatternError
@@ -159,6 +161,7 @@ class _Context:
     areas: Sequence[AreaMatch]
     rules: CompiledRiskSettings
     lang: Lang
+    ci: CiPlan | None = None
 
     @property
     def files(self) -> tuple[ChangedFile, ...]:
@@ -256,9 +259,12 @@ def assess_risks(
     areas: Sequence[AreaMatch],
     settings: RiskSettings,
     lang: Lang,
+    *,
+    ci: CiPlan | None = None,
 ) -> tuple[Risk, ...]:
-    """Every open risk, high severity first (stable within a severity)."""
-    ctx = _Context(facts, body, areas, compile_risk_settings(settings), lang)
+    """Every open risk, high severity first (stable within a severity). `ci` is what
+    the base's pipeline runs for the PR and, when read, how it fared on the head."""
+    ctx = _Context(facts, body, areas, compile_risk_settings(settings), lang, ci)
     found = [risk for check in _CHECKS if (risk := check(ctx)) is not None]
     return tuple(sorted(found, key=lambda r: SEVERITY_RANK[r.severity]))
 
@@ -355,6 +361,11 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
         evidence = result.strip().split("\n", 1)[0][:80]
     elif result is not None:
         evidence = t(ctx.lang, "risk.missing-test-results.empty-section")
+    elif "test_plan" in body.sections and _named_section(body):
+        # One section for plan and results, as vLLM's template has since 0.32
+        # ("Validation"): named in the author's words.
+        key = "no-result-in" if not body.test_plan_empty else "empty-named"
+        evidence = t(ctx.lang, f"risk.missing-test-results.{key}", section=_named_section(body))
     elif not body.test_plan_empty:
         evidence = t(ctx.lang, "risk.missing-test-results.no-result-section")
     else:
@@ -371,6 +382,15 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
     ]
     severity: Severity = "medium" if weighty and not tests_changed else "low"
     return _risk(ctx, "missing-test-results", severity, [evidence])
+
+
+def _named_section(body: PullRequestBody) -> str:
+    """The test section's heading as written, when it is a plain short title of a section
+    meant to hold results too ("Validation", "Testing"); a "Test Plan" expects a separate
+    result section, and its absence is what is named then."""
+    title = body.titles.get("test_plan", "")
+    plain = 0 < len(title) <= 40 and title.replace(" ", "").isalpha()
+    return title if plain and "plan" not in title.lower() else ""
 
 
 def _missing_tests(ctx: _Context) -> Risk | None:
@@ -508,6 +528,59 @@ def _hardware_unverified(ctx: _Context) -> Risk | None:
     )
 
 
+# The build's states in which a step without a status did not run: done, or waiting
+# on a block step with nothing else left to run.
+_BUILD_SETTLED = frozenset({"blocked", "passed", "failed", "error"})
+_NOT_RUN = frozenset({"not-run", "blocked", "pending"})
+
+
+def _ordinary_device(device: str, patterns: Sequence[str]) -> bool:
+    name = device.strip().lower()
+    for pattern in patterns:
+        wanted = pattern.strip().lower()
+        if wanted.endswith("*") and name.startswith(wanted[:-1]):
+            return True
+        if wanted.startswith("*") and len(wanted) > 1 and name.endswith(wanted[1:]):
+            return True
+        if name == wanted:
+            return True
+    return False
+
+
+def _special_hardware(step: CiStepRef, settings: RiskSettings) -> bool:
+    return step.gpus > 1 or not _ordinary_device(step.device, settings.ci_ordinary_devices)
+
+
+def _relevant_ci_not_run(ctx: _Context) -> Risk | None:
+    """A step the change reaches through a narrow dependency, on special hardware, that
+    the PR's build did not run on this head. Precision first: only when the build
+    exists on the head and is done or blocked, its statuses were all read, and at
+    least one of them named a step of the pipeline (so an absence means something;
+    bot/core/repo_config/ci_status.py decides each step's status)."""
+    plan = ctx.ci
+    run = plan.run if plan is not None else None
+    if plan is None or run is None or run.state not in _BUILD_SETTLED:
+        return None
+    if not run.complete or run.reported == 0:
+        return None
+    settings = ctx.rules.settings
+    candidates = (*plan.steps, *(plan.optional if settings.ci_not_run_optional else ()))
+    missing = sorted((s for s in candidates
+                      if s.status in _NOT_RUN and _special_hardware(s, settings)),
+                     key=lambda s: -specificity(s))
+    if not missing:
+        return None
+    limit = settings.evidence_files
+    evidence = [
+        f"{step_title(s)}{t(ctx.lang, 'render.colon')}{t(ctx.lang, f'render.ci.status.{s.status}')}"
+        for s in missing[:limit]
+    ]
+    key = "risk.relevant-ci-not-run.one" if len(missing) == 1 else ""
+    state = t(ctx.lang, f"render.ci.state.{run.state}")
+    return _risk(ctx, "relevant-ci-not-run", "medium", evidence, key,
+                 count=len(missing), state=state)
+
+
 _CHECKS: tuple[Callable[[_Context], Risk | None], ...] = (
     _missing_gpu_eval,
     _release_branch,
@@ -516,5 +589,6 @@ _CHECKS: tuple[Callable[[_Context], Risk | None], ...] = (
     _new_model_checklist,
     _perf_claim_without_numbers,
     _hardware_unverified,
+    _relevant_ci_not_run,
     _large_diff,
 )

@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.core.reading.body import opens_fence, strip_html_comments
+from bot.core.reading.body import opens_fence
+from bot.core.reading.template import strip_html_comments
 from bot.core.vocabulary import AskKind
 
 MAX_TEXT_CHARS = 20_000

@@ -32,14 +32,16 @@ from bot.core.reading.body_vocabulary import (
     PLACEHOLDER,
     RUN_VERB,
     SCORE,
+    SCORED_RESULT,
     SECTION_KINDS,
     STRONG_NOT_RUN,
-    TEMPLATE_CHECKLIST,
+    TEMPLATE_CHECKLISTS,
     TEMPLATE_FOOTER,
     TEMPLATE_PREAMBLE,
     VERIFIED_BOX,
     WEAK_NOT_RUN,
 )
+from bot.core.reading.template import strip_html_comments
 
 
 def looks_like_command(line: str) -> bool:
@@ -84,6 +86,9 @@ class PullRequestBody(BaseModel):
 
     text: str = ""  # without HTML comments and the template checklist, LF line ends
     sections: dict[str, str] = Field(default_factory=dict)  # kind -> content
+    # kind -> the first heading of that kind as the author wrote it ("Validation"),
+    # so a gap is named in the template's own words.
+    titles: dict[str, str] = Field(default_factory=dict)
     test_plan_empty: bool = True
     test_result_empty: bool = True
     not_run: tuple[str, ...] = ()  # admissions, verbatim: "Not yet run", "TBD", ...
@@ -131,6 +136,7 @@ class _Block:
     level: int
     start: int  # offset in the body where the section's own lines begin
     head: str = ""  # content on the heading line itself ("Test plan: pytest ...")
+    title: str = ""  # the heading as written
     content: str = ""
     prose: list[str] = field(default_factory=list)
 
@@ -143,7 +149,10 @@ def parse_body(body: str | None) -> PullRequestBody:
     lowered = _lower(text)
     blocks = _split_sections(text, lowered)
     parts: dict[str, list[str]] = {}
+    titles: dict[str, str] = {}
     for block in blocks:
+        if block.title:
+            titles.setdefault(block.kind, block.title)
         content = block.content if block.content.strip() else ""
         if block.kind == "preamble" and not content:
             continue
@@ -173,6 +182,7 @@ def parse_body(body: str | None) -> PullRequestBody:
     return PullRequestBody(
         text=text,
         sections=sections,
+        titles=titles,
         test_plan_empty=test_plan_empty,
         test_result_empty=test_result_empty,
         # Prose pieces are joined with newlines the author never wrote: an admission
@@ -202,23 +212,6 @@ def parse_body(body: str | None) -> PullRequestBody:
     )
 
 
-def strip_html_comments(text: str) -> str:
-    """Drop `<!-- ... -->`; an unterminated comment hides the rest (as GitHub renders it)."""
-    out: list[str] = []
-    pos = 0
-    while True:
-        start = text.find("<!--", pos)
-        if start < 0:
-            out.append(text[pos:])
-            break
-        out.append(text[pos:start])
-        end = text.find("-->", start + 4)
-        if end < 0:
-            break
-        pos = end + 3
-    return "".join(out)
-
-
 def strip_template(text: str) -> str:
     """Drop the template's boilerplate: its first-line instruction, the `<details>`
     checklist (and the `---` rule above it), and the footer line with everything after
@@ -245,7 +238,7 @@ def strip_template(text: str) -> str:
             break
         close = lower.find("</details>", start)
         end = len(text) if close < 0 else close + len("</details>")
-        if TEMPLATE_CHECKLIST in lower[start:end]:
+        if any(summary in lower[start:end] for summary in TEMPLATE_CHECKLISTS):
             kept = text[pos:start].rstrip()
             if kept.endswith("---"):
                 kept = kept[:-3]
@@ -284,11 +277,19 @@ def is_eval_evidence(line: str) -> bool:
     line = line[:_MAX_SCAN_CHARS].lower()
     if LM_EVAL_HEADER.search(line) or BENCH_OUTPUT.search(line):
         return True
-    if looks_like_command(line):
+    if looks_like_command(line) and not _reports_a_score(line):
         return False
     if EVAL_WORD.search(line) and SCORE.search(line):
         return True
     return bool(HW_NAME.search(line) and PERF_NUMBER.search(line))
+
+
+def _reports_a_score(line: str) -> bool:
+    """`lm_eval gsm8k: 0.874 before, 0.874 after` starts like the command but is its
+    result: no flags, no continuation, a score after a colon or next to before/after."""
+    if " --" in line or line.rstrip().endswith("\\"):
+        return False
+    return bool(EVAL_WORD.search(line) and SCORED_RESULT.search(line))
 
 
 def _has_outcome(section: str) -> bool:
@@ -322,7 +323,7 @@ def _split_sections(text: str, lowered: str) -> list[_Block]:
         heading = _heading(line)
         if heading is None:
             continue
-        kind, level, rest = heading
+        kind, level, rest, title = heading
         # A known heading always starts a section; an unknown one only at the same or a
         # higher level ("### Unit tests" stays inside "## Test Plan").
         nested = kind == block.kind and level > block.level  # "### Unit tests" in a plan
@@ -331,7 +332,7 @@ def _split_sections(text: str, lowered: str) -> list[_Block]:
         ):
             block.prose.append(text[prose_from:start])
             block.content = text[block.start : start]
-            blocks.append(_Block(kind, level, match.end(), rest, prose=[rest]))
+            blocks.append(_Block(kind, level, match.end(), rest, title, prose=[rest]))
             prose_from = match.end()
     last = blocks[-1]
     last.content = text[last.start :]
@@ -363,8 +364,8 @@ def _closes_fence(line: str, fence: str) -> bool:
     return stripped.startswith(fence) and not stripped.strip(fence[0])
 
 
-def _heading(line: str) -> tuple[str, int, str] | None:
-    """(kind, level, same-line content) when `line` starts a section."""
+def _heading(line: str) -> tuple[str, int, str, str] | None:
+    """(kind, level, same-line content, title as written) when `line` starts a section."""
     stripped = line.strip()
     if not stripped:
         return None
@@ -372,26 +373,27 @@ def _heading(line: str) -> tuple[str, int, str] | None:
         # "Test plan: pytest tests/..." may be long; only its label must be short.
         label, sep, rest = stripped[:_MAX_HEADING_CHARS].partition(":")
         kind = _known_kind(label, exact=True) if sep and stripped[0].isalnum() else None
-        return (kind, 6, stripped[len(label) + 1 :].strip()) if kind else None
+        return (kind, 6, stripped[len(label) + 1 :].strip(), label.strip()) if kind else None
     if stripped[0] == "#" and len(line) - len(line.lstrip(" ")) <= 3:
         hashes = len(stripped) - len(stripped.lstrip("#"))
         title = stripped[hashes:]
         if 1 <= hashes <= 6 and (not title or title[0] in " \t"):
             title = title.strip().rstrip("#").strip()
-            return (_known_kind(title) or title.strip(" :*_").lower() or "untitled", hashes, "")
+            named = title.strip(" :*_")
+            return (_known_kind(title) or named.lower() or "untitled", hashes, "", named[:60])
         return None
     for mark in ("**", "__"):
         if stripped.startswith(mark) and mark in stripped[2:]:
             inner, _, rest = stripped[2:].partition(mark)
             kind = _known_kind(inner)
-            return (kind, 6, rest.strip().lstrip(":").strip()) if kind else None
+            return (kind, 6, rest.strip().lstrip(":").strip(), inner.strip(" :")) if kind else None
     if not stripped[0].isalnum():  # "- Tests: added" is a list item, not a heading
         return None
     label, sep, rest = stripped.partition(":")
     # Without heading markup only an exact name counts: "Tests pass locally" is prose.
     kind = _known_kind(label, exact=True) if len(label) <= 40 else None
     if kind and (sep or label == stripped):
-        return (kind, 6, rest.strip())
+        return (kind, 6, rest.strip(), label.strip())
     return None
 
 

@@ -172,6 +172,12 @@ EVAL_WORD = re.compile(
     r"|math500|lm_eval|lm-eval|exact_match|accuracy|acc(?:_norm)?|perplexity|ppl)\b"
 )
 SCORE = re.compile(r"(?<![\w.])\d{1,3}\.\d{1,4}(?![\d.])|(?<![\w.])\d{1,3}(?:\.\d{1,2})?\s?%")
+# A score stated as a result: after a colon or equals sign, or beside before/after.
+SCORED_RESULT = re.compile(
+    r"[:=]\s{0,3}(?:\d{1,3}\.\d{1,4}|\d{1,3}(?:\.\d{1,2})?\s?%)"
+    r"|(?:\d\.\d{1,4}|\d{1,3}(?:\.\d{1,2})?\s?%)\s{0,3}\(?(?:before|after|baseline|main)\b"
+    r"|\b(?:before|after|baseline|main)\)?\s{0,3}[:=]?\s{0,3}\d{1,3}\.\d{1,4}"
+)
 COMMAND_STARTS = ("lm_eval", "vllm ", "python", "pytest", "$ ", "export ", "bash ", "torchrun")
 # Evidence written in other shapes than a result table (all lower case, one line each).
 # A ticked checklist line that reports a check ("- [x] Verified Voxtral on <image>").
@@ -200,8 +206,14 @@ NEGATION = re.compile(r"\b(?:not|no|without|never|cannot)\b|n't|n’t")
 # A link to a CI run: Buildkite builds (vLLM's CI, the AMD and other hardware pipelines).
 CI_LINK = re.compile(r"buildkite\.com/[\w-]{1,40}/[\w-]{1,60}/builds/\d{1,9}")
 
-# The PR template's <details> checklist: boilerplate, never the author's words.
-TEMPLATE_CHECKLIST = "essential elements of an effective pr description checklist"
+# The PR template's <details> checklist: boilerplate, never the author's words. Only a
+# fallback for when the base's own template was not read (offline, or a failed read):
+# with it, the body is compared with the template's text (bot/core/reading/template.py).
+# vLLM's template up to 0.31 and since 0.32.
+TEMPLATE_CHECKLISTS = (
+    "essential elements of an effective pr description checklist",
+    "pull request checklist",
+)
 # The template's footer: GitHub Actions removes it and everything below it, so nothing
 # there is the author's (vLLM: "**BEFORE SUBMITTING, PLEASE READ <docs> (anything
 # written below this line will be removed by GitHub Actions)**").

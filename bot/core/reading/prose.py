@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.core.reading.body import opens_fence, strip_html_comments, strip_template
+from bot.core.reading.body import opens_fence, strip_template
+from bot.core.reading.template import strip_html_comments
 
 MAX_BODY_CHARS = 200_000
 MAX_LINES = 4_000

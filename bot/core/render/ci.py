@@ -1,10 +1,12 @@
 """The CI part of the digest: what the base's pipeline runs for this PR, in a few lines.
 
 Visible: one line of the steps the PR's own paths reach (grouped by job file, the
-most specific first), one line of what the PR build will not give (nightly-only steps,
-steps waiting for an unblock, changed tests no step runs). Collapsed: every step with
-its devices. A CUDA step and its AMD mirror share a name and are shown once with both
-devices ("LoRA (H200 MIG 35GB, MI355 DPX)").
+most specific first); when the head's statuses were read, one line of the build on the
+head (its state; the listed steps that failed, did not run or wait for an unblock, by
+name; how many passed); one line of what the PR build will not give (nightly-only
+steps, steps waiting for an unblock, changed tests no step runs). Collapsed: every step
+with its devices, and each device's status on the head. A CUDA step and its AMD mirror
+share a name and are shown once with both devices ("LoRA (H200 MIG 35GB, MI355 DPX)").
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.core.findings import CiPlan, CiStepRef, Digest
-from bot.core.render.escape import escape_code, sanitize_trusted
+from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.vocabulary import Lang
 
@@ -28,9 +30,10 @@ class _Named:
     name: str
     devices: tuple[str, ...]
     specificity: int  # the longest dependency entry that reached it
+    statuses: tuple[str, ...] = ()  # per device, on the head ("" when not read)
 
 
-def _split_label(label: str) -> tuple[str, str]:
+def split_label(label: str) -> tuple[str, str]:
     """(name, device) of a label like ":nvidia: (H200 MIG 35GB) LoRA"; device "" if none."""
     rest = label.strip()
     while rest.startswith(":"):
@@ -51,6 +54,12 @@ def _device(step: CiStepRef, from_label: str) -> str:
     return f"{device} ×{step.gpus}" if step.gpus > 1 and "×" not in device else device
 
 
+def step_title(step: CiStepRef) -> str:
+    """`LoRA (H200 MIG 35GB)`: the step's name and device, as the digest shows it."""
+    name, label_device = split_label(step.label)
+    return f"{name} ({_device(step, label_device)})"
+
+
 def _file_name(path: str) -> str:
     if path.startswith(TEST_AREAS_DIR):
         return path[len(TEST_AREAS_DIR):]
@@ -61,15 +70,16 @@ def _grouped(steps: Sequence[CiStepRef]) -> list[tuple[str, list[_Named]]]:
     """Steps by job file, mirrors merged by name; files and steps most specific first."""
     files: dict[str, dict[str, _Named]] = {}
     for step in steps:
-        name, label_device = _split_label(step.label)
+        name, label_device = split_label(step.label)
         named = files.setdefault(step.file, {})
         device = _device(step, label_device)
-        depth = max((len(m.rstrip("/")) for m in step.matched), default=0)
+        depth = specificity(step)
         old = named.get(name)
         if old is None:
-            named[name] = _Named(name, (device,), depth)
+            named[name] = _Named(name, (device,), depth, (step.status,))
         elif device not in old.devices:
-            named[name] = _Named(name, (*old.devices, device), max(depth, old.specificity))
+            named[name] = _Named(name, (*old.devices, device), max(depth, old.specificity),
+                                 (*old.statuses, step.status))
     grouped = [
         (file, sorted(named.values(), key=lambda n: -n.specificity))
         for file, named in files.items()
@@ -78,7 +88,14 @@ def _grouped(steps: Sequence[CiStepRef]) -> list[tuple[str, list[_Named]]]:
     return grouped
 
 
-def _step_text(named: _Named) -> str:
+def _step_text(named: _Named, lang: Lang | None = None) -> str:
+    """`LoRA (H200, MI355 DPX)`; with `lang`, each device's status on the head too."""
+    if lang is not None and any(named.statuses):
+        colon = t(lang, "render.colon")
+        devices = ", ".join(
+            f"{device}{colon}{t(lang, f'render.ci.status.{status}')}" if status else device
+            for device, status in zip(named.devices, named.statuses, strict=True))
+        return sanitize_trusted(f"{named.name} ({devices})", 240)
     devices = ", ".join(named.devices)
     return sanitize_trusted(f"{named.name} ({devices})", 160)
 
@@ -117,10 +134,10 @@ def _broad_tail(plan: CiPlan, lang: Lang) -> str:
 def _not_run_line(plan: CiPlan, lang: Lang) -> str | None:
     parts: list[str] = []
     if plan.nightly:
-        names = {_split_label(s.label)[0] for s in plan.nightly}
+        names = {split_label(s.label)[0] for s in plan.nightly}
         parts.append(_count(lang, "render.ci.nightly", len(names)))
     if plan.optional:
-        names = {_split_label(s.label)[0] for s in plan.optional}
+        names = {split_label(s.label)[0] for s in plan.optional}
         shown = ", ".join(sorted(names)[:3])
         parts.append(_count(lang, "render.ci.optional", len(names))
                      + f" ({sanitize_trusted(shown, 160)})")
@@ -133,8 +150,64 @@ def _not_run_line(plan: CiPlan, lang: Lang) -> str | None:
     return f"- {t(lang, 'render.ci.not_run')}{t(lang, 'render.colon')}" + "; ".join(parts)
 
 
+# A step's status on the head, in the order the head line names them.
+_NAMED_STATUSES = ("failed", "not-run", "blocked")
+VISIBLE_NAMED = 3  # steps named per status on the head line; the rest are counted
+
+
+def specificity(step: CiStepRef) -> int:
+    """The longest dependency entry that reached the step: the closer to the change,
+    the longer (`vllm/lora/layers` before `vllm/v1`)."""
+    return max((len(m.rstrip("/")) for m in step.matched), default=0)
+
+
+def _names(steps: Sequence[CiStepRef], lang: Lang) -> str:
+    """Steps by name, mirrors merged (`LoRA (H200, MI355 DPX)`), the most specific
+    first, at most VISIBLE_NAMED."""
+    merged: dict[str, list[str]] = {}
+    for step in sorted(steps, key=lambda s: -specificity(s)):
+        name, label_device = split_label(step.label)
+        devices = merged.setdefault(name, [])
+        device = _device(step, label_device)
+        if device not in devices:
+            devices.append(device)
+    shown = [sanitize_trusted(f"{name} ({', '.join(devices)})", 160)
+             for name, devices in list(merged.items())[:VISIBLE_NAMED]]
+    if len(merged) > VISIBLE_NAMED:
+        shown.append(t(lang, "render.more", count=len(merged) - VISIBLE_NAMED))
+    return t(lang, "render.comma").join(shown)
+
+
+def _head_line(plan: CiPlan, lang: Lang) -> str | None:
+    """The build on the head and how the listed steps fared: one line."""
+    run = plan.run
+    if run is None:
+        return None
+    colon = t(lang, "render.colon")
+    line = f"- {t(lang, 'render.ci.head')}{colon}{t(lang, f'render.ci.state.{run.state}')}"
+    if run.state == "unreadable":
+        return line + t(lang, "render.paren", text=escape_text(run.problem, 120))
+    if run.state == "not-started":
+        return line
+    listed = [s for s in (*plan.steps, *plan.optional) if s.status]
+    parts = []
+    for status in _NAMED_STATUSES:
+        steps = [s for s in listed if s.status == status]
+        if steps:
+            parts.append(f"{t(lang, f'render.ci.status.{status}')}{colon}{_names(steps, lang)}")
+    for status, key in (("pending", "render.ci.pending_count"),
+                        ("unknown", "render.ci.unknown_count")):
+        count = sum(1 for s in listed if s.status == status)
+        if count:
+            parts.append(t(lang, key, count=count))
+    passed = sum(1 for s in listed if s.status == "passed")
+    if passed:
+        parts.append(t(lang, "render.ci.passed_count", count=passed, total=len(listed)))
+    return line + (" — " + "; ".join(parts) if parts else "")
+
+
 def ci_lines(digest: Digest) -> Iterator[str]:
-    """The visible CI lines (at most two)."""
+    """The visible CI lines (at most three)."""
     lang = digest.lang
     plan = digest.ci
     if plan is None:
@@ -152,6 +225,9 @@ def ci_lines(digest: Digest) -> Iterator[str]:
         yield _reached_line(plan, lang)
     elif plan.broad_count:
         yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}" + _broad_tail(plan, lang)[3:]
+    head = _head_line(plan, lang)
+    if head:
+        yield head
     not_run = _not_run_line(plan, lang)
     if not_run:
         yield not_run
@@ -176,7 +252,7 @@ def ci_detail_lines(digest: Digest) -> Iterator[str]:
             if listed >= MAX_LISTED:
                 break
             listed += len(named)
-            names = "; ".join(_step_text(n) for n in named)
+            names = "; ".join(_step_text(n, lang) for n in named)
             yield f"- {escape_code(_file_name(file), 80)}{t(lang, 'render.colon')}{names}"
     yield ""
     yield "</details>"

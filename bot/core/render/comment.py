@@ -203,6 +203,10 @@ def _head(digest: Digest) -> Iterator[str]:
     )
     yield render_marker(digest_marker(digest))
     yield f"### {sanitize_trusted(headline, 120)}"
+    if digest.ai_assisted:
+        # Where a reviewer triages: the author ticked the template's AI-assistance box.
+        reason = f"{reason} · {t(lang, 'render.ai_assisted')}" if reason else t(
+            lang, "render.ai_assisted")
     if reason:
         yield sanitize_trusted(reason, 300)
 

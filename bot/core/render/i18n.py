@@ -105,6 +105,14 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "no Test Result section",
         "zh": "没有 Test Result 部分",
     },
+    "risk.missing-test-results.empty-named": {
+        "en": "empty {section} section",
+        "zh": "{section} 部分为空",
+    },
+    "risk.missing-test-results.no-result-in": {
+        "en": "no results in the {section} section",
+        "zh": "{section} 部分没有结果",
+    },
     "risk.missing-test-results.no-sections": {
         "en": "no Test Plan or Test Result section",
         "zh": "没有 Test Plan 或 Test Result 部分",
@@ -154,6 +162,20 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "risk.hardware-unverified.unnamed": {
         "en": "no {platform} hardware named in the description",
         "zh": "描述中没有提到任何 {platform} 硬件",
+    },
+    "risk.relevant-ci-not-run": {
+        "en": "{count} CI steps this change reaches on special hardware did not run on its "
+        "head commit (build {state}): unblock or re-run them before merging, or say why "
+        "they are not needed.",
+        "zh": "该改动触发的 {count} 个特殊硬件 CI 步骤没有在 head 提交上运行(构建{state}):"
+        "合并前请解除阻塞或重新运行,或说明为何不需要。",
+    },
+    "risk.relevant-ci-not-run.one": {
+        "en": "1 CI step this change reaches on special hardware did not run on its head "
+        "commit (build {state}): unblock or re-run it before merging, or say why it is "
+        "not needed.",
+        "zh": "该改动触发的 1 个特殊硬件 CI 步骤没有在 head 提交上运行(构建{state}):"
+        "合并前请解除阻塞或重新运行,或说明为何不需要。",
     },
     # --- rendering (bot/core/render/comment.py) -------------------------------------
     "render.verdict.deep-read": {"en": "🔎 Deep read", "zh": "🔎 需要精读"},
@@ -289,6 +311,27 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.ci.detail_nightly": {"en": "Nightly only", "zh": "仅夜间"},
     "render.ci.detail_optional": {"en": "Optional (unblock to run)",
                                   "zh": "可选（解除阻塞后运行）"},
+    # The build on the head commit (bot/core/repo_config/ci_status.py).
+    "render.ci.head": {"en": "CI on this head", "zh": "当前 head 的 CI"},
+    "render.ci.state.not-started": {"en": "no build yet", "zh": "尚未构建"},
+    "render.ci.state.running": {"en": "running", "zh": "运行中"},
+    "render.ci.state.blocked": {"en": "blocked", "zh": "已阻塞"},
+    "render.ci.state.passed": {"en": "passed", "zh": "已通过"},
+    "render.ci.state.failed": {"en": "failed", "zh": "失败"},
+    "render.ci.state.error": {"en": "errored", "zh": "出错"},
+    "render.ci.state.unreadable": {"en": "statuses could not be read",
+                                   "zh": "无法读取状态"},
+    "render.ci.status.passed": {"en": "passed", "zh": "通过"},
+    "render.ci.status.failed": {"en": "failed", "zh": "失败"},
+    "render.ci.status.pending": {"en": "pending", "zh": "等待中"},
+    "render.ci.status.blocked": {"en": "waiting for an unblock", "zh": "等待解除阻塞"},
+    "render.ci.status.not-run": {"en": "not run", "zh": "未运行"},
+    "render.ci.status.unknown": {"en": "no status matched", "zh": "未匹配到状态"},
+    "render.ci.passed_count": {"en": "{count:,} of {total:,} passed",
+                               "zh": "{total:,} 个中 {count:,} 个通过"},
+    "render.ci.pending_count": {"en": "{count:,} pending", "zh": "{count:,} 个等待中"},
+    "render.ci.unknown_count": {"en": "{count:,} with no status matched",
+                                "zh": "{count:,} 个未匹配到状态"},
     "render.start": {"en": "Where to start", "zh": "从哪里读起"},
     "render.symbol.added": {"en": "new", "zh": "新增"},
     "render.symbol.removed": {"en": "removed", "zh": "删除"},
@@ -337,6 +380,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.footer": {
         "en": "pr-digest for {sha} · `/digest` refreshes · `/digest explain` shows why",
         "zh": "pr-digest 针对 {sha} · `/digest` 刷新 · `/digest explain` 查看依据",
+    },
+    "render.ai_assisted": {
+        "en": "the author ticked the template's AI-assistance box",
+        "zh": "作者勾选了模板中的“使用了 AI 辅助”",
     },
     "render.quiet_reason": {
         "en": "No area that needs a reviewer's attention matched this PR.",

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.reading.template import PullRequestTemplate, parse_template
 from bot.core.repo_config.codeowners import CodeOwners, parse_codeowners
-from bot.core.repo_config.files import CI_CONFIG_PATH, CODEOWNERS_PATHS, MERGIFY_PATHS, ConfigFiles
+from bot.core.repo_config.files import (
+    CI_CONFIG_PATH,
+    CODEOWNERS_PATHS,
+    MERGIFY_PATHS,
+    TEMPLATE_PATHS,
+    ConfigFiles,
+)
 from bot.core.repo_config.mergify import MergifyLabels, parse_mergify
 from bot.core.repo_config.pipeline import Pipeline, parse_pipeline
 
@@ -16,6 +23,7 @@ class RepoConfig:
     codeowners: CodeOwners | None = None
     mergify: MergifyLabels | None = None
     pipeline: Pipeline | None = None
+    template: PullRequestTemplate | None = None
     problems: tuple[str, ...] = ()  # "file:line: message" for what was read and refused
 
 
@@ -26,11 +34,14 @@ def read_repo_config(files: ConfigFiles) -> RepoConfig:
     found = files.first(MERGIFY_PATHS)
     mergify = parse_mergify(found[1], source=found[0]) if found else None
     pipeline = parse_pipeline(files.job_files()) if CI_CONFIG_PATH in files.texts else None
+    found = files.first(TEMPLATE_PATHS)
+    template = parse_template(found[1], source=found[0]) if found else None
     return RepoConfig(
         source=files.source,
         codeowners=codeowners,
         mergify=mergify,
         pipeline=pipeline,
+        template=template,
         problems=(
             *files.problems,
             *(codeowners.problems if codeowners else ()),

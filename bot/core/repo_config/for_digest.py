@@ -7,8 +7,9 @@ without one loads no YAML or pathspec.
 
 from __future__ import annotations
 
-from bot.core.facts import PullRequestFacts
+from bot.core.facts import HeadStatuses, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
+from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
 from bot.core.repo_config.pipeline import CiStep, Pipeline, StepMatch, select_steps
@@ -51,28 +52,36 @@ def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLa
     )
 
 
-def _ref(step: CiStep, matched: tuple[str, ...] = ()) -> CiStepRef:
+def _ref(step: CiStep, matched: tuple[str, ...] = (), status: str = "") -> CiStepRef:
     return CiStepRef(label=step.label, key=step.key, file=step.file, device=step.device,
                      gpus=step.gpus, nightly=step.nightly, optional=step.optional,
-                     matched=matched)
+                     matched=matched, status=status)
 
 
-def _refs(matches: tuple[StepMatch, ...]) -> tuple[CiStepRef, ...]:
-    return tuple(_ref(m.step, m.matched) for m in matches)
+def _refs(matches: tuple[StepMatch, ...],
+          status_of: dict[CiStep, str] | None = None) -> tuple[CiStepRef, ...]:
+    known = status_of or {}
+    return tuple(_ref(m.step, m.matched, known.get(m.step, "")) for m in matches)
 
 
-def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str) -> CiPlan:
+def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
+            head: HeadStatuses | None = None) -> CiPlan:
+    """The steps the PR's paths reach and, when the head's statuses were read, how
+    each of them fared on the head (bot/core/repo_config/ci_status.py)."""
     selection = select_steps(pipeline, _paths(facts))
+    read = read_head(pipeline.steps, head) if head is not None else None
+    status_of = read.status_of if read else None
     return CiPlan(
-        steps=_refs(selection.narrow),
+        steps=_refs(selection.narrow, status_of),
         broad_count=selection.broad_count,
         broad_through=selection.broad_through,
         run_all=selection.run_all,
         docs_only=selection.docs_only,
-        nightly=_refs(selection.nightly),
-        optional=_refs(selection.optional),
+        nightly=_refs(selection.nightly, status_of),
+        optional=_refs(selection.optional, status_of),
         tests_without_step=selection.tests_without_step,
         source=source,
+        run=read.run if read else None,
     )
 
 

@@ -7,8 +7,8 @@ mirrors), `amd.py` and `pipeline_generator.py` (the docs-only skip). Its rules:
 
 - `.buildkite/ci_config.yaml` names `job_dirs`; every file ending `.yaml` under each of
   them, at any depth (`os.walk`), is a job file: `group`, maybe `depends_on`, `steps`.
-  `ci_config_rocm.yaml` and `ci_config_intel.yaml` configure the separate AMD and Intel
-  pipelines (ci-infra's `bootstrap-amd.sh`, `bootstrap-intel.sh`), not the CI build of a
+  `ci_config_rocm.yaml` and `ci_config_intel.yaml` configure separate pipelines (the
+  ROCm one, and Intel's through ci-infra's `bootstrap-intel.sh`), not the CI build of a
   vllm-project/vllm PR; they are not read here.
 - When a file has a `depends_on`, the generator appends the file's own path
   (".buildkite/test_areas/attention.yaml") to the `source_file_dependencies` of *every*
@@ -16,8 +16,9 @@ mirrors), `amd.py` and `pipeline_generator.py` (the docs-only skip). Its rules:
 - A dependency matches a changed path equal to it or under it at a `/` boundary, after
   trailing `/` are dropped: `vllm/lora` matches `vllm/lora/x.py`, not `vllm/lora_x.py`.
   (Until ci-infra #347, 2026-06, it was a substring test.) An entry starting with `!`
-  excludes: a path it matches counts for none of the step's entries. Patterns such as
-  `*` are not globs: the generator compares them literally (reported as a problem).
+  (ci-infra #450, 2026-08) excludes: a path it matches counts for none of that step's
+  entries, and for no other step. Patterns such as `*` are not globs: the generator
+  compares them literally (reported as a problem).
 - A step with no dependencies at all never runs by itself (it becomes a block step);
   in a file with `depends_on` it has one, its file's path.
 - `optional: true` steps become block steps that wait for a manual unblock, even when
@@ -25,17 +26,25 @@ mirrors), `amd.py` and `pipeline_generator.py` (the docs-only skip). Its rules:
 - A changed path matching a `run_all_patterns` regex (Python `re.match`: anchored at
   the start, not the end) and no `run_all_exclude_patterns` one runs every step that is
   not optional.
-- Steps keyed `image-build*`, `ensure-ci-base-amd` or `refresh-rocm-base-amd` always run.
+- Steps keyed `image-build*`, `ensure-ci-base-amd` or `refresh-rocm-base-amd` always run,
+  optional or not (`_step_should_run` asks the key first).
 - A native AMD GPU step (`dind: false`) also runs when the AMD test wrapper
   `.buildkite/scripts/hardware_ci/run-amd-test.sh` changes; an AMD mirror also runs,
   optional or not, when `docker/Dockerfile.rocm_base` changes.
 - A PR whose every path is under `docs/`, ends in `.md` or is `mkdocs.yaml` runs nothing
   (unless run-all holds); an empty one is not docs-only.
 - `mirror: {amd: {...}}` makes a second step, keyed `amd-<key>`: its own `device`,
-  `label` (else "AMD: <label> (<device>)"), `optional` (else the step's), GPU count
-  (`num_devices`, `num_gpus`, else the step's `num_devices`; an AMD device `miNNN_K` has
-  K GPUs), and as dependencies its own `source_file_dependencies` followed by the
-  step's (with the file's path). Other mirror kinds are not built by the generator.
+  `label` (else "AMD: <label> (<device>)"), `optional` (else the step's; an explicit
+  null is not optional), GPU count (`num_devices`, `num_gpus`, else the step's
+  `num_devices`; an AMD device `miNNN_K` has K GPUs), and as dependencies its own
+  `source_file_dependencies` followed by the step's (with the file's path). Other
+  mirror kinds are not built by the generator; nor is a mirror of a step that itself
+  runs on an AMD GPU (that step becomes its AMD step and the loop moves on). Both are
+  reported as problems.
+- A step's own GPU count is its `num_devices` (Step has no `num_gpus`, and pydantic
+  drops keys it does not know), 1 when unstated; 0 with `no_gpu`, on a CPU device
+  (`cpu`, `cpu-small`, `cpu-medium`, `intel_cpu`, `arm_cpu`, `amd_cpu`, `zen5`) and for
+  a `:docker:` image build, which `get_agent_queue` sends to a CPU queue.
 - A step without `device` goes to the generator's generic GPU queue (`gpu_1_queue`, or
   `gpu_4_queue` for 2 or 4 devices): `device` is "" here.
 
@@ -48,16 +57,27 @@ Where this differs, and why:
   Devices such as `mi355_dpx` are also unknown to the snapshot.
 - Nightly-only: the generator has no such key. A step is `nightly` here when it is
   optional and its label carries `[Nightly]` (vLLM's convention for steps meant for
-  the NIGHTLY=1 build; the PR build still offers them as block steps), or when its
-  `if:` needs `build.env("NIGHTLY")`/`build.env("TORCH_NIGHTLY") == "1"` or
-  `build.source == "schedule"` (Buildkite then drops it from a PR build). An AMD
-  mirror of a nightly step is nightly while it stays optional (`optional: false` in
-  the mirror puts it on PRs). A `[Nightly]` step that is not optional runs on PRs, and
-  is reported as a problem.
+  the NIGHTLY=1 build), or when its `if:` needs `build.env("NIGHTLY")`/
+  `build.env("TORCH_NIGHTLY") == "1"` or `build.source == "schedule"`. An AMD mirror
+  of a nightly step is nightly while it stays optional (`optional: false` in the
+  mirror puts it on PRs). A `[Nightly]` step that is not optional runs on PRs, and is
+  reported as a problem.
+  To the generator a `[Nightly]` step is an optional step like any other: it waits as
+  a block step, and what runs optional steps runs it (an always-run key; for a mirror,
+  `docker/Dockerfile.rocm_base`), so the selection counts it then.
+  The `if:` is a deliberate difference: the snapshot's Step has no `if` field, so the
+  generator drops it and would treat the step as a PR step (ci-infra's `if_condition`,
+  which passes it on to Buildkite, is on an unmerged branch). vLLM writes it for steps
+  that must run only in nightly builds (crcr_report.yaml), so such a step never runs
+  here, mirror included.
 - PR labels (`ready-run-all-tests`), RUN_ALL, NOAUTO and VLLM_CI_ONLY_STEP_KEYS are
   inputs this function does not have: they are not modelled.
 - The generator lists AMD steps under one "Hardware-AMD Tests" group; `CiStep.group`
-  keeps the job file's group, which says more about what the step tests.
+  keeps the job file's group, which says more about what the step tests. A step that
+  runs on an AMD GPU itself keeps its label as written (vLLM's already say ":amd:
+  (MI355) ..."); the generator shows it as "AMD: <label> (<device>)".
+- A step without `key` keeps "" (and its mirror has none): the generator derives one
+  from the label, but every step of vLLM's config has a key.
 - Regexes run on RE2 (bot/core/rules/patterns.py), not `re`: the base's config is
   read on every PR, and RE2's time is linear whatever the pattern.
 - YAML anchors and aliases are allowed (pytorch.yaml and cpu.yaml use them), with the
@@ -78,8 +98,11 @@ one other file, so that is no evidence; a narrow directory entry (`tests/v1/`) i
 taken as evidence, though its commands may still skip the file.
 
 Inputs are hostile: nothing here raises; what cannot be read is a problem
-`"{file}:{line}: {message}"`. Caps: 200 job files, 5,000 steps, 500 dependencies a
-step, 32 job dirs, 200 patterns, 200 problems, 20,000 changed paths.
+`"{file}:{line}: {message}"`. Caps: 200 job files, 8 MiB of YAML and 500,000 built
+YAML nodes in all, 5,000 steps, 500 dependencies a step, 32 job dirs, 200 patterns,
+200 problems, 20,000 changed paths, 20 paths in a StepMatch's `files`. Reading is
+linear in the files' size; selection in the changed paths times their depth plus the
+entries (sets of steps are bit masks), not in steps times paths.
 """
 
 from __future__ import annotations
@@ -87,7 +110,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import yaml
 
@@ -104,12 +127,19 @@ MAX_PATTERNS = 200
 MAX_PROBLEMS = 200
 MAX_CHANGED = 20_000
 MAX_PATH_CHARS = 4_096
+MAX_MATCH_FILES = 20  # StepMatch.files: enough to say why a step runs
 # Aliases share nodes, so a small file can expand to billions (billion laughs): every
-# node visited while building data is charged, per file.
+# node visited while building data is charged, over all the files of one config (vLLM's
+# 0.34.0 config builds ~16,000).
 MAX_EXPANDED_NODES = 500_000
+MAX_TOTAL_BYTES = 8 * 1024 * 1024  # as bot/core/repo_config/files.py reads at most
 
 # ci-infra amd.py / buildkite_step.py
 _ALWAYS_RUN_KEYS = frozenset({"ensure-ci-base-amd", "refresh-rocm-base-amd"})
+# constants.py DeviceType: the CPU queues, where a step gets no GPU
+_CPU_DEVICES = frozenset(
+    {"cpu", "cpu-small", "cpu-medium", "intel_cpu", "arm_cpu", "amd_cpu", "zen5"}
+)
 _AMD_RUNTIME_SCRIPT = ".buildkite/scripts/hardware_ci/run-amd-test.sh"
 _ROCM_BASE_DOCKERFILE = "docker/Dockerfile.rocm_base"
 
@@ -140,6 +170,9 @@ class CiStep:
     line: int
     dind: bool = True
     mirror_of: str = ""  # for a mirror: the label of the step it mirrors
+    # its `if:` keeps it to nightly or scheduled builds: never in a PR's build (a
+    # `[Nightly]` label alone makes an optional step, which some changes do run)
+    nightly_if: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,12 +183,18 @@ class Pipeline:
     run_all_exclude_patterns: tuple[str, ...]
     problems: tuple[str, ...]
 
+    @cached_property
+    def _index(self) -> _StepIndex:
+        """Built on the first selection: a config is read once and asked on every PR."""
+        return _StepIndex.of(self.steps)
+
 
 @dataclass(frozen=True)
 class StepMatch:
     step: CiStep
     matched: tuple[str, ...]  # the matching entries, narrow and broad, in step order
-    # the changed paths the narrow entries matched (all matched entries when none is)
+    # up to MAX_MATCH_FILES of the changed paths the narrow entries matched (of those all
+    # matched entries matched when none is narrow), sorted
     files: tuple[str, ...]
     narrow: bool
 
@@ -236,19 +275,31 @@ def _compose(text: str) -> yaml.Node:
     return root
 
 
+class _Budget:
+    """What is left to spend over all the files of one config."""
+
+    def __init__(self) -> None:
+        self.nodes = MAX_EXPANDED_NODES
+        self.bytes = MAX_TOTAL_BYTES
+
+
 class _Builder:
     """Plain data from nodes, aliases expanded under a budget; `<<` merges as PyYAML's."""
 
-    def __init__(self, problems: _Problems, path: str) -> None:
+    def __init__(self, problems: _Problems, path: str, budget: _Budget) -> None:
         self._constructor = yaml.SafeLoader("")
-        self._left = MAX_EXPANDED_NODES
+        self._budget = budget
         self._problems = problems
         self._path = path
 
     def build(self, node: yaml.Node, depth: int = 0) -> object:
-        self._left -= 1
-        if self._left < 0:
-            raise _Unreadable(_line(node), f"expands to more than {MAX_EXPANDED_NODES:,} nodes")
+        self._budget.nodes -= 1
+        if self._budget.nodes < 0:
+            raise _Unreadable(
+                _line(node),
+                f"the CI config expands to more than {MAX_EXPANDED_NODES:,} YAML nodes: "
+                "the rest is not read",
+            )
         if depth > MAX_DEPTH:  # a recursive alias composes fine and never ends
             raise _Unreadable(_line(node), f"nested deeper than {MAX_DEPTH} levels")
         if isinstance(node, yaml.ScalarNode):
@@ -297,11 +348,15 @@ class _Problems:
         self.items: list[str] = []
         self.dropped = 0
 
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= MAX_PROBLEMS
+
     def add(self, path: str, line: int, message: str) -> None:
-        if len(self.items) < MAX_PROBLEMS:
-            self.items.append(f"{path}:{line}: {message}")
-        else:
+        if self.full:
             self.dropped += 1
+        else:
+            self.items.append(f"{path}:{line}: {message}")
 
     def result(self) -> tuple[str, ...]:
         if self.dropped:
@@ -309,20 +364,38 @@ class _Problems:
         return tuple(self.items)
 
 
-@dataclass(frozen=True)
 class _Doc:
-    path: str
-    root: yaml.Node
-    data: object
+    def __init__(self, path: str, root: yaml.Node, data: object) -> None:
+        self.path = path
+        self.root = root
+        self.data = data
+        self._top: dict[str, tuple[yaml.Node, yaml.Node]] | None = None
 
     def line(self, *loc: int | str) -> int:
-        return line_of(self.root, loc)
+        """line_of, with the top-level keys indexed once: every step asks for its line,
+        and a scan of a long top-level mapping for each would be quadratic."""
+        if not loc or not isinstance(self.root, yaml.MappingNode):
+            return line_of(self.root, loc)
+        if self._top is None:
+            self._top = {}
+            for key, value in self.root.value:
+                if isinstance(key, yaml.ScalarNode):
+                    self._top.setdefault(key.value, (key, value))
+        found = self._top.get(str(loc[0]))
+        if found is None:
+            return _line(self.root)
+        return _line(found[0]) if len(loc) == 1 else line_of(found[1], loc[1:])
 
 
-def _read_doc(path: str, text: str, problems: _Problems) -> _Doc | None:
+def _read_doc(path: str, text: str, problems: _Problems, budget: _Budget) -> _Doc | None:
+    budget.bytes -= len(text)
+    if budget.bytes < 0:
+        problems.add(path, 1, f"the CI config is larger than {MAX_TOTAL_BYTES // 2**20} MiB "
+                     "in all: this file is not read")
+        return None
     try:
         root = _compose(text)
-        data = _Builder(problems, path).build(root)
+        data = _Builder(problems, path, budget).build(root)
     except _Unreadable as exc:
         problems.add(path, exc.line, exc.message)
         return None
@@ -377,7 +450,7 @@ def _config_dirs(doc: _Doc, problems: _Problems) -> tuple[str, ...]:
 
 def job_dirs(ci_config_text: str) -> tuple[str, ...]:
     """The directories the loader must list (recursively) and read the `.yaml` files of."""
-    doc = _read_doc(CI_CONFIG_PATH, ci_config_text, _Problems())
+    doc = _read_doc(CI_CONFIG_PATH, ci_config_text, _Problems(), _Budget())
     return () if doc is None else _config_dirs(doc, _Problems())
 
 
@@ -455,7 +528,7 @@ def _is_amd_gpu(device: str) -> bool:
 
 def _gpus(device: str, counts: Sequence[object], no_gpu: object) -> tuple[int, str | None]:
     """The GPU count and, when the generator would refuse the step, why."""
-    if no_gpu is True:
+    if no_gpu is True or device in _CPU_DEVICES:
         return 0, None
     stated = next((c for c in (_count(v) for v in counts) if c is not None), None)
     amd = _AMD_GPU_COUNT.fullmatch(device)
@@ -467,10 +540,12 @@ def _gpus(device: str, counts: Sequence[object], no_gpu: object) -> tuple[int, s
     return (1 if stated is None else stated), None
 
 
-def _nightly(label: str, condition: object, optional: bool) -> bool:
-    if isinstance(condition, str) and _NIGHTLY_IF.search(condition[:MAX_PATH_CHARS]):
-        return True
-    return optional and _NIGHTLY_LABEL.search(label) is not None
+def _nightly_condition(condition: object) -> bool:
+    return isinstance(condition, str) and _NIGHTLY_IF.search(condition[:MAX_PATH_CHARS]) is not None
+
+
+def _nightly(label: str, optional: bool, by_condition: bool) -> bool:
+    return by_condition or (optional and _NIGHTLY_LABEL.search(label) is not None)
 
 
 class _FileReader:
@@ -481,7 +556,10 @@ class _FileReader:
         self.steps = steps
 
     def problem(self, message: str, *loc: int | str) -> None:
-        self.problems.add(self.path, self.doc.line(*loc), message)
+        if self.problems.full:  # counted, and no line looked up
+            self.problems.dropped += 1
+        else:
+            self.problems.add(self.path, self.doc.line(*loc), message)
 
     def read(self) -> None:
         data = self.doc.data
@@ -564,11 +642,15 @@ class _FileReader:
         includes, excludes = deps if deps is not None else ([], [])
         if own_path is not None and own_path not in includes:
             includes.append(own_path)
-        gpus, why = _gpus(device, (raw.get("num_devices"), raw.get("num_gpus")), raw.get("no_gpu"))
+        # `num_gpus` is read only in an AMD mirror: Step has no such field.
+        gpus, why = _gpus(device, (raw.get("num_devices"),), raw.get("no_gpu"))
+        if label.startswith(":docker:") and not _is_amd_gpu(device):
+            # get_agent_queue: the image builds' CPU queues
+            gpus = 0
         if why:
             self.problem(why, *loc)
-        condition = raw.get("if")
-        nightly = _nightly(label, condition, optional)
+        nightly_if = _nightly_condition(raw.get("if"))
+        nightly = _nightly(label, optional, nightly_if)
         if _NIGHTLY_LABEL.search(label) and not optional and not nightly:
             self.problem(f"{label!r} is labelled [Nightly] but not optional: it runs on PRs", *loc)
         step = CiStep(
@@ -585,6 +667,7 @@ class _FileReader:
             nightly=nightly,
             line=self.doc.line(*loc),
             dind=dind,
+            nightly_if=nightly_if,
         )
         self.steps.append(step)
         mirror = raw.get("mirror")
@@ -593,11 +676,16 @@ class _FileReader:
         if not isinstance(mirror, dict):
             self.problem("`mirror` is not a mapping", *loc, "mirror")
             return
+        if _is_amd_gpu(device) and mirror.get("amd"):
+            # convert_group_step_to_buildkite_step turns an AMD step into its AMD command
+            # step and goes on to the next before it looks at `mirror`.
+            self.problem("a step on an AMD GPU gets no AMD mirror", *loc, "mirror")
+            return
         for name, spec in mirror.items():
             if name != "amd":
                 self.problem(f"mirror {name!r} is not one the generator builds", *loc, "mirror")
             elif spec:
-                self._amd_mirror(step, raw, spec, condition, (*loc, "mirror", "amd"))
+                self._amd_mirror(step, raw, spec, (*loc, "mirror", "amd"))
 
     def _flag(
         self, raw: Mapping[object, object], name: str, default: bool, loc: tuple[int | str, ...]
@@ -615,7 +703,6 @@ class _FileReader:
         step: CiStep,
         raw: Mapping[object, object],
         spec: object,
-        condition: object,
         loc: tuple[int | str, ...],
     ) -> None:
         if len(self.steps) >= MAX_STEPS:
@@ -636,21 +723,29 @@ class _FileReader:
             if isinstance(own_label, str) and own_label
             else f"AMD: {step.label} ({device})"
         )
-        optional = self._flag(spec, "optional", step.optional, loc)
+        # _get_amd_mirror_effective_step: `amd.get("optional", step.optional)`, so an
+        # explicit null is not optional.
+        optional = (
+            False
+            if "optional" in spec and spec["optional"] is None
+            else self._flag(spec, "optional", step.optional, loc)
+        )
         deps = self._dependencies(
             spec.get("source_file_dependencies"), (*loc, "source_file_dependencies")
         )
         includes, excludes = deps if deps is not None else ([], [])
         # _get_amd_mirror_effective_step: the mirror's entries, then the step's.
-        includes += [d for d in step.dependencies if d not in includes]
-        excludes += [d for d in step.excludes if d not in excludes]
+        own = set(includes)
+        includes += [d for d in step.dependencies if d not in own]
+        own = set(excludes)
+        excludes += [d for d in step.excludes if d not in own]
         no_gpu = spec.get("no_gpu", raw.get("no_gpu"))
         counts = (spec.get("num_devices"), spec.get("num_gpus"), raw.get("num_devices"))
         gpus, why = _gpus(device, counts, no_gpu)
         if why:
             self.problem(why, *loc)
         # A mirror of a [Nightly] step is the same nightly test unless it opts into PRs.
-        nightly = _nightly(label, condition, optional) or (optional and step.nightly)
+        nightly = _nightly(label, optional, step.nightly_if) or (optional and step.nightly)
         if isinstance(own_label, str) and _NIGHTLY_LABEL.search(own_label) and not nightly:
             self.problem(
                 f"{own_label!r} is labelled [Nightly] but not optional: it runs on PRs", *loc
@@ -671,6 +766,7 @@ class _FileReader:
                 line=self.doc.line(*loc),
                 dind=self._flag(spec, "dind", True, loc),
                 mirror_of=step.label,
+                nightly_if=step.nightly_if,
             )
         )
 
@@ -692,7 +788,8 @@ def parse_pipeline(files: Mapping[str, str]) -> Pipeline:
     if config_text is None:
         problems.add(CI_CONFIG_PATH, 1, "the CI config was not given")
         return Pipeline((), (), (), (), problems.result())
-    config = _read_doc(CI_CONFIG_PATH, config_text, problems)
+    budget = _Budget()
+    config = _read_doc(CI_CONFIG_PATH, config_text, problems, budget)
     if config is None:
         return Pipeline((), (), (), (), problems.result())
     dirs = _config_dirs(config, problems)
@@ -727,7 +824,7 @@ def parse_pipeline(files: Mapping[str, str]) -> Pipeline:
 
     steps: list[CiStep] = []
     for path in job_files:
-        doc = _read_doc(path, texts[path], problems)
+        doc = _read_doc(path, texts[path], problems, budget)
         if doc is not None:
             _FileReader(doc, problems, steps).read()
     return Pipeline(tuple(steps), run_all, amd_run_all, exclude, problems.result())
@@ -786,36 +883,30 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
     amd_files = _matching(paths, pipeline.amd_run_all_patterns, pipeline.run_all_exclude_patterns)
     steps = pipeline.steps
 
-    includes: dict[str, list[tuple[int, str]]] = {}
-    excludes: dict[str, list[int]] = {}
-    for number, step in enumerate(steps):
-        for entry in step.dependencies:
-            name = entry.rstrip("/")
-            if name:
-                includes.setdefault(name, []).append((number, entry))
-        for entry in step.excludes:
-            name = entry.rstrip("/")
-            if name:
-                excludes.setdefault(name, []).append(number)
-
+    index = pipeline._index
+    includes, exclude_bits = index.includes, index.exclude_bits
+    taken_back: dict[str, int] = {}  # path -> the steps whose `!` entries take it back
     files_by_key: dict[str, list[str]] = {}
-    # step -> the changed paths its `!` entries take back
-    taken_back: dict[int, set[str]] = {}
     for path in paths:
+        back = 0
         for key in _keys(path):
             if key in includes:
                 files_by_key.setdefault(key, []).append(path)
-            for number in excludes.get(key, ()):
-                taken_back.setdefault(number, set()).add(path)
+            back |= exclude_bits.get(key, 0)
+        if back:
+            taken_back[path] = back
 
-    # step -> [(entry, the changed paths it matched)]
-    hits: dict[int, list[tuple[str, list[str]]]] = {}
+    # step -> [(entry, the key it matched)]
+    hits: dict[int, list[tuple[str, str]]] = {}
     for key, under in files_by_key.items():
+        every_path_back = -1  # the steps that take back every path under `key`
+        for path in under:
+            every_path_back &= taken_back.get(path, 0)
+            if not every_path_back:
+                break
         for number, entry in includes[key]:
-            back = taken_back.get(number)
-            kept = [p for p in under if p not in back] if back else under
-            if kept:
-                hits.setdefault(number, []).append((entry, kept))
+            if not (every_path_back >> number) & 1:
+                hits.setdefault(number, []).append((entry, key))
 
     amd_runtime = any(_under(p, _AMD_RUNTIME_SCRIPT) for p in paths)
     rocm_base = _ROCM_BASE_DOCKERFILE in paths
@@ -824,10 +915,11 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
     optional: list[StepMatch] = []
     broad_count = 0
     broad_through: set[str] = set()
+    files = _MatchFiles(files_by_key, taken_back)
     for number, step in enumerate(steps):
-        found = hits.get(number, [])
-        match = _match(step, found) if found else None
-        if step.nightly:
+        found = hits.get(number)
+        match = _match(step, found, files.of(number, found)) if found else None
+        if step.nightly_if:  # Buildkite leaves it out of the PR's build
             if match is not None and match.narrow:
                 nightly.append(match)
             continue
@@ -851,8 +943,9 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
             )
         )
         if not runs:
-            if step.optional and match is not None and match.narrow:
-                optional.append(match)
+            # Only an optional step stays out with a match; a [Nightly] one is optional.
+            if match is not None and match.narrow:
+                (nightly if step.nightly else optional).append(match)
             continue
         if match is not None and match.narrow:
             narrow.append(match)
@@ -862,9 +955,9 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
                 broad_through.update(match.matched)
             broad_through.update(triggers)
 
-    narrow_keys = {k for k, pairs in includes.items() if any(not is_broad(e) for _, e in pairs)}
     uncovered = [
-        p for p in paths if is_test_file(p) and not _covered(p, includes, narrow_keys, taken_back)
+        p for p in paths
+        if is_test_file(p) and not _covered(p, index.narrow_bits, taken_back.get(p, 0))
     ]
     return CiSelection(
         narrow=tuple(narrow),
@@ -881,33 +974,89 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
     )
 
 
-def _match(step: CiStep, found: list[tuple[str, list[str]]]) -> StepMatch:
+@dataclass(frozen=True)
+class _StepIndex:
+    """The steps' entries by name (trailing `/` dropped), for select_steps.
+
+    Sets of steps are ints, bit n for step n: which steps take a path back is one OR a
+    directory level, and which steps a name reaches one AND a path, however many steps
+    and paths there are (a walk over the paths per step would be steps x paths).
+    """
+
+    includes: Mapping[str, Sequence[tuple[int, str]]]  # name -> (step, entry as written)
+    exclude_bits: Mapping[str, int]  # name -> the steps with a `!` entry of that name
+    narrow_bits: Mapping[str, int]  # name -> the steps with a narrow entry of that name
+
+    @classmethod
+    def of(cls, steps: Sequence[CiStep]) -> _StepIndex:
+        includes: dict[str, list[tuple[int, str]]] = {}
+        exclude_steps: dict[str, list[int]] = {}
+        narrow_steps: dict[str, list[int]] = {}
+        for number, step in enumerate(steps):
+            for entry in step.dependencies:
+                name = entry.rstrip("/")
+                if name:
+                    includes.setdefault(name, []).append((number, entry))
+                    if not is_broad(entry):
+                        narrow_steps.setdefault(name, []).append(number)
+            for entry in step.excludes:
+                name = entry.rstrip("/")
+                if name:
+                    exclude_steps.setdefault(name, []).append(number)
+        return cls(
+            includes=includes,
+            exclude_bits={name: _bits(numbers) for name, numbers in exclude_steps.items()},
+            narrow_bits={name: _bits(numbers) for name, numbers in narrow_steps.items()},
+        )
+
+
+def _bits(numbers: Sequence[int]) -> int:
+    """The set of step numbers as an int, bit n for step n."""
+    buf = bytearray((max(numbers) >> 3) + 1)
+    for number in numbers:
+        buf[number >> 3] |= 1 << (number & 7)
+    return int.from_bytes(buf, "little")
+
+
+class _MatchFiles:
+    """StepMatch.files, with one budget for all steps: a step whose `!` entries take back
+    most paths under an entry costs a walk over them, and thousands of such steps must
+    not cost thousands of walks (the match itself never depends on this)."""
+
+    BUDGET = 200_000
+
+    def __init__(self, files_by_key: Mapping[str, list[str]], taken_back: Mapping[str, int]):
+        self._files_by_key = files_by_key
+        self._taken_back = taken_back
+        self._left = self.BUDGET
+
+    def of(self, number: int, found: Sequence[tuple[str, str]] | None) -> tuple[str, ...]:
+        if not found:
+            return ()
+        narrow_found = [key for entry, key in found if not is_broad(entry)]
+        out: dict[str, None] = {}
+        for key in narrow_found or [key for _, key in found]:
+            for path in self._files_by_key[key]:
+                if len(out) >= MAX_MATCH_FILES or self._left <= 0:
+                    return tuple(sorted(out))
+                self._left -= 1
+                if not (self._taken_back.get(path, 0) >> number) & 1:
+                    out.setdefault(path, None)
+        return tuple(sorted(out))
+
+
+def _match(step: CiStep, found: list[tuple[str, str]], files: tuple[str, ...]) -> StepMatch:
     matched = {entry for entry, _ in found}
-    narrow_found = [(e, f) for e, f in found if not is_broad(e)]
-    files: set[str] = set()
-    for _, under in narrow_found or found:
-        files.update(under)
     return StepMatch(
         step=step,
         matched=tuple(e for e in step.dependencies if e in matched),
-        files=tuple(sorted(files)),
-        narrow=bool(narrow_found),
+        files=files,
+        narrow=any(not is_broad(entry) for entry in matched),
     )
 
 
-def _covered(
-    path: str,
-    includes: Mapping[str, list[tuple[int, str]]],
-    narrow_keys: set[str],
-    taken_back: Mapping[int, set[str]],
-) -> bool:
+def _covered(path: str, narrow_bits: Mapping[str, int], taken_back: int) -> bool:
     """Whether any step, of any kind, names `path` through a narrow entry that no `!`
     entry of the same step takes back: a step reached through broad `tests/` may run a
     single other file, so that is no evidence the new test runs."""
-    for key in _keys(path):
-        if key not in narrow_keys:
-            continue
-        for number, entry in includes[key]:
-            if not is_broad(entry) and path not in taken_back.get(number, ()):
-                return True
-    return False
+    return any(narrow_bits.get(key, 0) & ~taken_back for key in _keys(path))

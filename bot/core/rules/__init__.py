@@ -4,7 +4,7 @@ Pure: callers pass file texts in (`parse_rules`) and get a RuleSet back; reading
 rules directory lives in bot/rulebook/files.py.
 """
 
-from bot.core.reading.body import strip_html_comments
+from bot.core.reading.template import strip_html_comments
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.match import AreaMatchResult, match_areas, match_condition
 from bot.core.rules.parse import is_rule_file, parse_rules

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bot.core.facts import PullRequestFacts
-from bot.core.reading.body import strip_html_comments
 from bot.core.reading.mentions import body_names
+from bot.core.reading.template import strip_html_comments
 from bot.core.rules.compiled import CompiledCondition, RuleSet
 from bot.core.rules.patterns import MAX_TEXT_BYTES, LinePattern
 from bot.core.vocabulary import Evidence, EvidenceKind

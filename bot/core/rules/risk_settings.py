@@ -218,6 +218,16 @@ class RiskSettings(BaseModel):
     hardware: dict[str, HardwarePlatform] = Field(default_factory=_vllm_hardware)
     # How many files a risk names before it says "and N more".
     evidence_files: int = Field(default=5, ge=1, le=50)
+    # relevant-ci-not-run: a step the change reaches through a narrow dependency, on
+    # hardware other than these runners, that the PR's finished (or blocked) build did
+    # not run. Device names as the pipeline writes them, case-insensitive; "" is the
+    # generic GPU queue; a leading or trailing `*` matches a suffix or prefix. A step
+    # on more than one GPU is never ordinary.
+    ci_ordinary_devices: list[str] = Field(
+        default_factory=lambda: ["", "l4", "cpu*", "*_cpu", "zen*"]
+    )
+    # Count optional steps (block steps waiting for a manual unblock) too.
+    ci_not_run_optional: bool = True
 
     @field_validator("release_branch_pattern", "perf_title_pattern")
     @classmethod

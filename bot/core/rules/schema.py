@@ -136,7 +136,13 @@ class AreaRule(BaseModel):
     criticality: Criticality
     numerics: bool = False
     quiet: bool = False
-    ci_areas: list[str] = Field(default_factory=list)
+    # Only a fallback for a repository whose Buildkite config cannot be read at the PR's
+    # base: the pipeline's own selection (bot/core/repo_config/pipeline.py) replaces it.
+    ci_areas: list[str] = Field(
+        default_factory=list,
+        description="Buildkite test-area files; used only when the base's .buildkite/ "
+                    "config cannot be read (it states which steps a path reaches).",
+    )
     match: Condition
     focus: list[FocusItem] = Field(default_factory=list)
     checklist: list[ChecklistEntry] = Field(default_factory=list)

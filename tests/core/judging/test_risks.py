@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.findings import CiPlan, CiRun, CiStepRef
 from bot.core.judging.risks import assess_risks, compile_risk_settings
 from bot.core.reading.body import parse_body
 from bot.core.rules.risk_settings import RiskSettings
@@ -318,6 +319,100 @@ def test_no_hardware_risk_for_docs_mentioning_xpu() -> None:
     assert "hardware-unverified" not in assess(
         pr("docs/getting_started/quickstart.md"), CASES[51215]["body"]
     )
+
+
+# --- relevant-ci-not-run ---------------------------------------------------------
+
+
+H200 = CiStepRef(label=":nvidia: (H200 MIG 35GB) Multimodal Processor", key="mm",
+                 file=".buildkite/test_areas/models_multimodal.yaml", device="h200_35gb",
+                 gpus=1, matched=("vllm/multimodal",), status="not-run")
+B200 = CiStepRef(label=":nvidia: (B200) Fusion E2E TP2", key="fusion", device="b200-k8s",
+                 gpus=2, matched=("vllm/compilation",), status="passed")
+L4 = CiStepRef(label=":nvidia: (L4) Basic Correctness", key="basic", device="l4", gpus=1,
+               matched=("vllm/multimodal",), status="not-run")
+CPU = CiStepRef(label=":computer: (CPU) Multimodal Processor", key="cpu", device="cpu-medium",
+                matched=("vllm/multimodal",), status="not-run")
+BUILD = CiRun(context="buildkite/ci/pr", state="blocked", reported=42)
+
+
+def ci(*steps: CiStepRef, run: CiRun | None = BUILD, **fields: Any) -> CiPlan:
+    return CiPlan(steps=steps, run=run, **fields)
+
+
+def assess_ci(plan: CiPlan, lang: Lang = "en",
+              settings: RiskSettings = SETTINGS) -> Risk | None:
+    risks = assess_risks(pr(*TESTED), parse_body(GOOD_BODY), (), settings, lang, ci=plan)
+    return {r.id: r for r in risks}.get("relevant-ci-not-run")
+
+
+def test_a_special_hardware_step_the_finished_build_did_not_run() -> None:
+    risk = assess_ci(ci(H200, B200))
+    assert risk is not None
+    assert risk.severity == "medium"
+    assert risk.evidence == ("Multimodal Processor (H200 MIG 35GB): not run",)
+    assert "1 CI step" in risk.text
+    assert "(build blocked)" in risk.text
+    zh = assess_ci(ci(H200, B200), "zh")
+    assert zh is not None
+    assert "未运行" in zh.evidence[0]
+
+
+@pytest.mark.parametrize("state", ["passed", "failed", "error", "blocked"])
+def test_a_blocked_or_pending_step_of_a_settled_build_did_not_run(state: str) -> None:
+    pending = H200.model_copy(update={"status": "pending"})
+    blocked = B200.model_copy(update={"status": "blocked"})
+    run = BUILD.model_copy(update={"state": state})
+    risk = assess_ci(ci(pending, blocked, run=run))
+    assert risk is not None
+    # B200 first: the longer dependency entry is closer to the change.
+    assert risk.evidence == ("Fusion E2E TP2 (B200 ×2): waiting for an unblock",
+                             "Multimodal Processor (H200 MIG 35GB): pending")
+
+
+def test_a_multi_gpu_step_on_the_default_gpu_is_special() -> None:
+    two = L4.model_copy(update={"gpus": 2})
+    risk = assess_ci(ci(two))
+    assert risk is not None
+    assert risk.evidence == ("Basic Correctness (L4 ×2): not run",)
+
+
+def test_an_optional_step_counts_unless_the_settings_say_not() -> None:
+    plan = ci(B200, optional=(H200.model_copy(update={"optional": True, "status": "blocked"}),))
+    assert assess_ci(plan) is not None
+    assert assess_ci(plan, settings=RiskSettings(ci_not_run_optional=False)) is None
+
+
+@pytest.mark.parametrize(("why", "plan"), [
+    ("the build has not started (no ready label)",
+     ci(H200.model_copy(update={"status": ""}),
+        run=CiRun(context="buildkite/ci/pr", state="not-started"))),
+    ("the build still runs", ci(H200.model_copy(update={"status": "pending"}),
+                                run=BUILD.model_copy(update={"state": "running"}))),
+    ("the statuses could not be read",
+     ci(H200, run=CiRun(context="buildkite/ci/pr", state="unreadable", problem="HTTP 502"))),
+    ("the statuses were not read", ci(H200, run=None)),
+    ("not every status was read", ci(H200, run=BUILD.model_copy(update={"complete": False}))),
+    ("no status named any step: nothing proves an absence",
+     ci(H200, run=BUILD.model_copy(update={"reported": 0}))),
+    ("a status could be the step's", ci(H200.model_copy(update={"status": "unknown"}))),
+    ("the step ran", ci(H200.model_copy(update={"status": "failed"}), B200)),
+    ("the default runners", ci(L4, CPU)),
+    ("a nightly-only step", ci(B200, nightly=(H200.model_copy(update={"nightly": True}),))),
+])
+def test_no_relevant_ci_not_run(why: str, plan: CiPlan) -> None:
+    assert assess_ci(plan) is None, why
+
+
+def test_no_relevant_ci_not_run_without_a_ci_plan() -> None:
+    assert "relevant-ci-not-run" not in assess(pr(*TESTED))
+
+
+def test_ordinary_devices_are_a_setting() -> None:
+    h200_is_ordinary = RiskSettings(ci_ordinary_devices=["", "l4", "h200*", "cpu*"])
+    assert assess_ci(ci(H200, CPU), settings=h200_is_ordinary) is None
+    suffix = RiskSettings(ci_ordinary_devices=["*_35gb"])
+    assert assess_ci(ci(H200), settings=suffix) is None
 
 
 # --- ordering, settings, real cases ------------------------------------------

@@ -1,0 +1,111 @@
+"""The CI section with the head's statuses: one visible line for the build, each step's
+status in the collapsed list, both languages. vLLM 0.34.0's real pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.core.digest import build_digest, digest_json
+from bot.core.facts import ChangedFile, CommitStatus, HeadStatuses, PullRequestFacts
+from bot.core.findings import Digest
+from bot.core.render.ci import ci_detail_lines, ci_lines
+from bot.core.render.comment import render_digest
+from bot.core.repo_config.config import RepoConfig
+from bot.core.repo_config.pipeline import parse_pipeline
+from bot.core.vocabulary import Lang
+from bot.rulebook.files import load_rules
+from tests.golden_files import assert_golden
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURE = ROOT / "tests" / "fixtures" / "vllm_config" / "0.34.0"
+RULES = load_rules(ROOT / "rules")
+CONFIG = RepoConfig(source="base 1a2b3c4", pipeline=parse_pipeline(
+    {str(p.relative_to(FIXTURE)): p.read_text() for p in FIXTURE.rglob("*.yaml")}))
+C = "buildkite/ci/pr"
+FACTS = PullRequestFacts(
+    number=60001, title="[Multimodal] Fix the processor cache key", head_sha="a" * 40,
+    body="## Purpose\nFix.\n\n## Test Plan\npytest tests/multimodal\n\n## Test Result\n12 passed\n",
+    files=(ChangedFile(filename="vllm/multimodal/processing.py", additions=12, deletions=3,
+                       patch="@@ -1,2 +1,3 @@ def key():\n+    return (a, b)\n"),),
+    changed_files=1, additions=12, deletions=3)
+
+
+def statuses(*steps: tuple[str, str], build: tuple[str, str] | None,
+             complete: bool = True) -> HeadStatuses:
+    found = [CommitStatus(context=f"{C}/{name}", state=state) for name, state in steps]
+    if build is not None:
+        found.append(CommitStatus(context=C, state=build[0], description=build[1]))
+    return HeadStatuses(context=C, statuses=tuple(found), complete=complete)
+
+
+BLOCKED = statuses(("nvidia-h200-mig-35gb-v1-core", "success"),
+                   ("amd-mi355-dpx-v1-core", "failure"),
+                   ("nvidia-h200-mig-18gb-v1-executor-plus-worker", "success"),
+                   build=("pending", "Build #64532 passed and blocked"))
+
+
+def digest(head: HeadStatuses | None, lang: Lang = "en") -> Digest:
+    return build_digest(FACTS, RULES, lang, repo_config=CONFIG, head_statuses=head)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_golden_ci_on_the_head(lang: Lang) -> None:
+    assert_golden(f"ci_head.{lang}.md", render_digest(digest(BLOCKED, lang)))
+
+
+def test_one_visible_line_says_how_the_build_and_its_steps_fared() -> None:
+    lines = list(ci_lines(digest(BLOCKED)))
+    head = [line for line in lines if line.startswith("- CI on this head")]
+    assert head == [
+        "- CI on this head: blocked — failed: V1 Core (MI355 DPX); not run: Mooncake EC TCP "
+        "E2E (L4 ×2, MI300 ×2), V1 Executor + Worker (MI355 DPX), V1 KV Offload (H200 MIG "
+        "35GB, MI355 DPX), +16 more; 2 of 36 passed"]
+    assert len(lines) <= 3
+
+
+def test_each_device_has_its_status_in_the_collapsed_list() -> None:
+    detail = "\n".join(ci_detail_lines(digest(BLOCKED)))
+    assert "V1 Core (H200 MIG 35GB: passed, MI355 DPX: failed)" in detail
+
+
+def test_without_a_build_on_the_head_one_line_says_so() -> None:
+    lines = list(ci_lines(digest(statuses(build=None))))
+    assert "- CI on this head: no build yet" in lines
+    assert "relevant-ci-not-run" not in {r.id for r in digest(statuses(build=None)).risks}
+
+
+def test_statuses_that_could_not_be_read_are_named_not_guessed() -> None:
+    unread = HeadStatuses(context=C, problem="HTTP 502")
+    lines = list(ci_lines(digest(unread, "zh")))
+    assert "- 当前 head 的 CI：无法读取状态（HTTP 502）" in lines
+    assert all(r.id != "relevant-ci-not-run" for r in digest(unread).risks)
+
+
+def test_without_statuses_the_section_is_as_before() -> None:
+    lines = list(ci_lines(digest(None)))
+    assert not any("CI on this head" in line for line in lines)
+    assert "passed" not in "\n".join(ci_detail_lines(digest(None)))
+
+
+def test_the_json_carries_the_build_and_each_steps_status() -> None:
+    found = digest(BLOCKED)
+    ci = digest_json(found, render_digest(found))["ci"]
+    assert ci["state"] == "blocked"
+    assert ci["run"] == {"context": C, "state": "blocked",
+                         "description": "Build #64532 passed and blocked", "reported": 3,
+                         "complete": True, "problem": ""}
+    by_key = {s["key"]: s["status"] for s in ci["steps"]}
+    assert (by_key["v1-core"], by_key["amd-v1-core"]) == ("passed", "failed")
+    assert by_key["v1-kv-offload"] == "not-run"
+    none = digest_json(digest(None), "")["ci"]
+    assert none["state"] is None
+    assert none["run"] is None
+    assert {s["status"] for s in none["steps"]} == {""}
+
+
+def test_a_blocked_build_without_the_h200_step_is_a_risk() -> None:
+    risk = {r.id: r for r in digest(BLOCKED).risks}["relevant-ci-not-run"]
+    assert risk.severity == "medium"
+    assert "V1 KV Offload (H200 MIG 35GB): not run" in risk.evidence
