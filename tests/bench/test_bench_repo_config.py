@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -210,11 +211,26 @@ def test_truth_comes_from_the_base_files(trees: tuple[Path, Path]) -> None:
     assert truth_for(changes["docs/old.md"], files).steps == frozenset()  # docs only
 
 
-def test_before_and_after_are_scored_against_that_truth(trees: tuple[Path, Path]) -> None:
+def _rules_with_ci_areas(tmp_path: Path) -> Path:
+    """The bundled rules plus hand-written `ci_areas`, as rules carried them before the
+    pipeline's own selection replaced them: "before" is scored on such a rule set."""
+    rules = tmp_path / "rules"
+    shutil.copytree(RULES_DIR, rules)
+    for name, areas in (("lora", "[lora]"), ("frontend", "[entrypoints]")):
+        path = rules / f"{name}.yaml"
+        text = path.read_text()
+        path.write_text(text.replace("\nmatch:", f"\nci_areas: {areas}\nmatch:", 1))
+    return rules
+
+
+def test_before_and_after_are_scored_against_that_truth(
+    trees: tuple[Path, Path], tmp_path: Path
+) -> None:
     base, head = trees
     changes = build_sample(base, head, size=50, seed=1)
     _, config, _ = read_base_config(base)
-    report = measure(changes, load_rules(RULES_DIR), config, read_base_files(base))
+    rules = load_rules(_rules_with_ci_areas(tmp_path))
+    report = measure(changes, rules, config, read_base_files(base))
     before, after = report.before, report.after
     # Truth: LoRA, Entrypoints, Samplers, and both PR steps of the edited lora.yaml (its
     # `depends_on` makes the file a dependency of its steps). Before, the rules' test

@@ -68,7 +68,8 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
             head: HeadStatuses | None = None) -> CiPlan:
     """The steps the PR's paths reach and, when the head's statuses were read, how
     each of them fared on the head (bot/core/repo_config/ci_status.py)."""
-    selection = select_steps(pipeline, _paths(facts))
+    # The generator lists `git diff --name-only`: a rename by its new name only.
+    selection = select_steps(pipeline, [f.filename for f in facts.files])
     read = read_head(pipeline.steps, head) if head is not None else None
     status_of = read.status_of if read else None
     return CiPlan(
