@@ -10,6 +10,10 @@ from typing import Any
 
 from bot.core.digest import build_digest, digest_json
 from bot.core.facts import ChangedFile, Conversation, PullRequestFacts, Remark
+from bot.core.findings import CiPlan, CiRun, CiStepRef
+from bot.core.judging.conversation import read_conversation
+from bot.core.judging.risks import assess_risks
+from bot.core.reading.body import parse_body
 from bot.core.render.comment import render_digest, risk_level
 from bot.rulebook.files import load_rules
 
@@ -185,3 +189,21 @@ def test_the_rendered_section_is_short_and_links_only_this_prs_own_comments() ->
     assert "<summary>3 more from the conversation</summary>" in section
     assert "evil.example" not in section
     assert "https://github.com/vllm-project/vllm/pull/7#issuecomment-100" in section
+
+
+def test_a_ci_risk_is_weighed_with_the_same_ci_plan_and_never_cleared_by_a_comment() -> None:
+    h200 = CiStepRef(label=":nvidia: (H200 MIG 35GB) Multimodal Processor", key="mm",
+                     file=".buildkite/test_areas/models_multimodal.yaml", device="h200_35gb",
+                     gpus=1, matched=("vllm/compilation",), status="not-run")
+    plan = CiPlan(steps=(h200,), run=CiRun(context="buildkite/ci/pr", state="blocked",
+                                           reported=1))
+    pr = facts()
+    areas = digest(pr).areas
+    risks = assess_risks(pr, parse_body(pr.body), areas, RULES.risks, "en", ci=plan)
+    assert {"relevant-ci-not-run", "missing-gpu-eval"} <= {r.id for r in risks}
+    reading = read_conversation(pr, parse_body(pr.body), areas, risks, RULES.risks, "en",
+                                Conversation(remarks=(say("comment", "author", LM_EVAL, 5),)),
+                                ci=plan)
+    assert "relevant-ci-not-run" in {r.id for r in reading.risks}
+    assert "relevant-ci-not-run" not in {e.risk for e in reading.later}
+    assert "missing-gpu-eval" in {e.risk for e in reading.later}
