@@ -61,7 +61,9 @@ def build_digest(
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
     risks = assess_risks(facts, body, areas, rules.risks, lang)
-    call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True)
+    found_around = repo_context is not None and not repo_context.empty
+    call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True,
+                         repo_findings=found_around)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
@@ -90,7 +92,7 @@ def build_digest(
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
-        repo_context=repo_context if repo_context and not repo_context.empty else None,
+        repo_context=repo_context if found_around else None,
         owners=owners,
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),

@@ -49,9 +49,13 @@ async def test_two_generations_are_kept(tmp_path: Path) -> None:
     for sha in ("1" * 40, "2" * 40, "3" * 40):
         assert (await refresher.refresh(BytesArchive(data, sha=sha), REPO)).action == "built"
     with store.opened(db) as conn:
-        assert [g.commit for g in store.generations(conn, REPO)] == ["3" * 40, "2" * 40]
-        rows = conn.execute("SELECT DISTINCT gen FROM index_files").fetchall()
+        generations = store.generations(conn, REPO)
+        assert [g.commit for g in generations] == ["3" * 40, "2" * 40]
+        rows = conn.execute("SELECT DISTINCT gen FROM index_gen_files").fetchall()
         assert len(rows) == 2
+        # The same tree three times: read once, then pointed at.
+        assert [g.reused for g in generations] == [17, 17]
+        assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 17
 
 
 def _symlink(name: str, target: str) -> tarfile.TarInfo:
@@ -117,7 +121,7 @@ async def test_a_tarball_over_the_cap_is_refused_and_leaves_no_generation(
     assert "larger than" in outcome.reason
     with store.opened(db) as conn:
         assert store.generations(conn, REPO) == []
-        assert conn.execute("SELECT COUNT(*) FROM index_files").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 0
 
 
 @pytest.mark.parametrize("data", [b"this is not a tarball at all" * 100, b"\x1f\x8b\x08garbage"])

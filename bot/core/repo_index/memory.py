@@ -27,11 +27,10 @@ class MemoryIndex:
             for base in dict.fromkeys(cls.bases):
                 self._subclasses[base].append(ClassRef(record.path, cls.name, cls.bases))
         for fn in record.functions:
-            if fn.class_name is not None:
+            if fn.class_name is not None and fn.nested_in is None:
                 self._methods[fn.name].add((record.path, fn.class_name))
-            for callee in fn.calls:
-                by_path = self._calls[callee]
-                by_path[record.path] = by_path.get(record.path, 0) + 1
+        for callee, count in record.calls:
+            self._calls[callee][record.path] = count
 
     @property
     def commit(self) -> str:
