@@ -175,7 +175,7 @@ def _look_alikes(
     for kind, value in _shape(name, params, decorators):
         siblings = tuple(
             other.qualname for other in candidates
-            if other.name != name and _matches(kind, value, params, other)
+            if other.name != name and _matches(kind, value, name, params, other)
         )
         if siblings:
             return SiblingFinding(
@@ -345,16 +345,31 @@ def _shape(
     return shapes
 
 
-def _matches(kind: str, value: object, params: tuple[str, ...], fn: FunctionRecord) -> bool:
-    """Same shape: the prefix or the decorator *and* most parameters, or the very same
-    parameters. A shared prefix alone is a naming habit, not a look-alike."""
+def _matches(
+    kind: str, value: object, name: str, params: tuple[str, ...], fn: FunctionRecord
+) -> bool:
+    """Same shape, not only a shared prefix: see each kind below."""
     if kind == "signature":
         return _named(fn.params) == value
-    if _overlap(params, fn.params) < _MIN_OVERLAP:
-        return False
     if kind == "prefix":
-        return isinstance(value, str) and fn.name.startswith(value) and fn.name != value
-    return value in fn.decorators
+        if not isinstance(value, str) or not fn.name.startswith(value) or fn.name == value:
+            return False
+        # One shared word is a naming habit: it takes the very same parameters. Two or
+        # more (`packed_nccl_broadcast_…`) and most parameters shared make a pair.
+        return _named(fn.params) == _named(params) or (
+            _shared_words(name, fn.name) >= 2 and _overlap(params, fn.params) >= _MIN_OVERLAP
+        )
+    return value in fn.decorators and _overlap(params, fn.params) >= _MIN_OVERLAP
+
+
+def _shared_words(first: str, second: str) -> int:
+    """Leading `_`-separated words two names share: `a_b_c`, `a_b_d` -> 2."""
+    shared = 0
+    for x, y in zip(first.strip("_").split("_"), second.strip("_").split("_"), strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def _shape_text(kind: str, value: object) -> str:

@@ -45,24 +45,26 @@ class Touched:
     nested: list[str] = field(default_factory=list)  # nested defs with changed lines
     code: bool = False  # a changed line of code: not docstring, comment or blank
     signature: bool = False  # a changed line in the signature or its decorators
-    removed: set[int] = field(default_factory=set)  # signature lines removed (offsets)
-    inserted: dict[int, list[str]] = field(default_factory=dict)  # before offset -> lines
+    def_removed: bool = False  # its `def` line is a removed line
+    # The signature's text after the change, from the new side of the hunk (and the
+    # unchanged lines above it); None when the hunk does not show it closing.
+    new_signature: str | None = None
+    # The def was removed here and added again elsewhere in the file: its new params.
+    moved_params: tuple[str, ...] | None = None
 
     def signature_change(self) -> SignatureChange | None:
         """Compatible or not, when a signature line changed; None when it did not. A
         signature that cannot be read back counts as breaking."""
         if not self.signature:
             return None
-        lines = self.fn.signature.split("\n") if self.fn.signature else []
-        old = read_params("\n".join(lines), partial=False) if lines else None
-        new_lines: list[str] = []
-        for i in range(len(lines) + 1):
-            new_lines.extend(self.inserted.get(i, ()))
-            if i < len(lines) and i not in self.removed:
-                new_lines.append(lines[i])
-        if new_lines == lines:
+        old = read_params(self.fn.signature, partial=False) if self.fn.signature else None
+        if self.new_signature is not None and self.new_signature == self.fn.signature:
             return None  # lines moved and put back: the same signature
-        new = read_params("\n".join(new_lines), partial=False) if new_lines else None
+        new = read_params(self.new_signature, partial=False) if self.new_signature else None
+        if new is None and self.def_removed:
+            if self.moved_params is None:
+                return SignatureChange(compatible=False, reasons=("removed",))
+            new = self.moved_params  # read like `old`: `self` included
         if old is None or new is None:
             return SignatureChange(compatible=False, reasons=("signature unreadable",))
         return compare(old, new)
@@ -128,6 +130,12 @@ def locate(record: FileRecord, patch: str, *, exact: bool) -> Located:
             else:
                 offset = found
         _read_hunk(outer, nested, lines, offset, touched, added)
+    for entry in touched.values():
+        if entry.def_removed:
+            again = next((a for a in added if a.name == entry.fn.name), None)
+            if again is not None:  # moved within the file, not added
+                added.remove(again)
+                entry.moved_params = again.params
     return Located(list(touched.values()), added, anchored or exact)
 
 
@@ -257,14 +265,13 @@ def _classify(
     if line.marker == "-":
         in_sig = fn.start <= before <= sig_end
         in_doc = fn.doc_line <= before <= fn.doc_end and fn.doc_line > 0
-        if fn.line <= before <= sig_end:
-            entry.removed.add(before - fn.line)
+        entry.def_removed = entry.def_removed or before == fn.line
     else:
         replaced = _replaces_signature(lines, i, fn, offset, sig_end)
         in_sig = (fn.start <= before and after <= sig_end) or replaced
         in_doc = fn.doc_line > 0 and fn.doc_line <= before and after <= fn.doc_end
-        if fn.line <= after <= sig_end + 1 and (in_sig or after <= sig_end):
-            entry.inserted.setdefault(after - fn.line, []).append(stripped)
+    if in_sig and entry.new_signature is None:
+        entry.new_signature = _new_signature(fn, lines, offset)
     if in_sig:
         entry.signature = True
         entry.code = entry.code or not moved
@@ -272,6 +279,38 @@ def _classify(
         return
     else:
         entry.code = True
+
+
+def _new_signature(fn: FunctionRecord, lines: list[DiffLine], offset: int) -> str | None:
+    """The signature after the change: its unchanged lines above the hunk, then the
+    hunk's new side from where the def starts, up to the colon that closes it."""
+    old_lines = fn.signature.split("\n") if fn.signature else []
+    first = lines[0].old + offset if lines else 0
+    text: list[str] = []
+    at = 0
+    if fn.line < first:  # the def starts above the hunk: those lines did not change
+        text = old_lines[: first - fn.line]
+        if len(text) < first - fn.line:
+            return None
+    else:
+        marker = ("def " + fn.name, "async def " + fn.name)
+        at = next((i for i, line in enumerate(lines) if line.marker != "-"
+                   and line.old + offset >= fn.line and line.text.strip().startswith(marker)), -1)
+        if at < 0:
+            return None
+    for line in lines[at:at + 80]:
+        if line.marker == "-":
+            continue
+        text.append(line.text.strip())
+        if read_params("\n".join(text), partial=False) is not None:
+            return "\n".join(text)
+    # The hunk ends inside the signature: the rest of it did not change.
+    last = max((line.old for line in lines if line.marker != "+"), default=0) + offset
+    for rest in old_lines[last + 1 - fn.line:] if last >= fn.line else ():
+        text.append(rest)
+        if read_params("\n".join(text), partial=False) is not None:
+            return "\n".join(text)
+    return None
 
 
 def _replaces_signature(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from bot.core.repo_index.model import CallSite, ClassRef, FileRecord
 
@@ -42,6 +42,9 @@ class MemoryIndex:
 
     def file(self, path: str) -> FileRecord | None:
         return self._files.get(path)
+
+    def records(self) -> Iterator[FileRecord]:
+        return iter(self._files.values())
 
     def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
         found: dict[tuple[str, str], ClassRef] = {}

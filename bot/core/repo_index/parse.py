@@ -45,7 +45,7 @@ _DENSE_FROM_BYTES = 256 * 1024
 _MAX_DENSE_SHARE = 0.35
 _DENSE_BYTES = (b"(", b")", b"[", b"]", b"{", b"}", b"-", b"~", b"+", b"*")
 _MAX_LOCAL_CALLS = 200
-MAX_SIGNATURE_TEXT = 2_000  # bytes of a signature kept for re-anchoring and comparing
+MAX_SIGNATURE_TEXT = 6_000  # bytes of a signature kept for re-anchoring and comparing
 
 _LANGUAGE = tree_sitter.Language(tree_sitter_python.language())
 _QUERY = tree_sitter.Query(_LANGUAGE, """

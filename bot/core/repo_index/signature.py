@@ -1,10 +1,10 @@
 """Does a signature change break its callers? Read from the patch's text of the signature
 before and after, parsed with the index's own parser (bounded: a few kB of text).
 
-Compatible: parameters added with a default, keyword-only with a default, or `*args` /
-`**kwargs` added; annotations changed. Breaking: a parameter removed or renamed, a
-positional one moved or inserted before others, one that lost its default, a new one
-without a default, a positional one made keyword-only, `*args`/`**kwargs` removed.
+Compatible: parameters added with a default (anywhere after the required positional
+ones), keyword-only with a default, or `*args` / `**kwargs` added; annotations changed.
+Breaking: a parameter removed or renamed, a required positional one moved, one that lost
+its default, a new one without a default, a positional one made keyword-only.
 """
 
 from __future__ import annotations
@@ -57,8 +57,11 @@ def compare(old: tuple[str, ...], new: tuple[str, ...]) -> SignatureChange:
     for name in old_pos_names:
         if name in kw_names:
             reasons.append(f"`{name}` became keyword-only")
-    staying = [n for n in old_pos_names if n in new_pos_names]
-    if new_pos_names[: len(staying)] != staying:
+    # A required positional parameter must keep its place; one with a default is
+    # passed by keyword in practice, so a new default before it breaks nobody.
+    required = [_name(p) for p in old_pos if not _optional(p)]
+    if any(n in new_pos_names and new_pos_names.index(n) != old_pos_names.index(n)
+           for n in required):
         reasons.append("positional parameters moved")
     for p in new:
         name = _name(p)
