@@ -24,6 +24,7 @@ from bot.core.render.sticky import (
     our_comments,
     plan_sticky,
 )
+from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import plan_labels
 from bot.core.vocabulary import Lang
 from bot.github.protocol import (
@@ -38,6 +39,7 @@ from bot.github.protocol import (
 )
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
+from bot.handlers.index_base import base_records
 from bot.handlers.repo_config import repo_config_at_base
 from bot.handlers.routing import route_pull_request
 
@@ -114,8 +116,7 @@ async def sync_pull_request(
     facts = _facts(pr, files)
     # CI, owners and labels as the base states them: a PR cannot rewrite its own.
     config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
-    # A few indexed SQLite look-ups (ms); off the loop all the same.
-    context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    context = await _repo_context(gh, ctx, facts)
     titles = await linked_titles(gh, ctx, facts)
     # Off the worker's loop: a hostile PR's scan takes seconds within its budget, and
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
@@ -174,6 +175,17 @@ async def sync_pull_request(
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))
     return SyncOutcome(plan.action, pr, digest, markdown)
+
+
+async def _repo_context(
+    gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts
+) -> RepoContext | None:
+    """The symbol index's findings, the changed files read at the PR's base."""
+    if ctx.index is None:
+        return None
+    base = await base_records(gh, ctx.index, facts, ctx.repo_configs.objects)
+    # A few indexed SQLite look-ups (ms); off the loop all the same.
+    return await asyncio.to_thread(ctx.index.context, facts, None, base)
 
 
 async def linked_titles(
