@@ -44,8 +44,9 @@ class Limits:
     max_members: int = 300_000
     max_seconds: float = 600.0
     # The child's address space (RLIMIT_AS, bot/repo_index/worker.py). The real vLLM tree
-    # builds in ~70 MB; `f()()()…` a million calls deep took ast.parse to 667 MB before
-    # it gave up. Past the cap that file is a MemoryError, skipped as too deep.
+    # builds in ~70 MB; `f()()()…` a million calls deep would take tree-sitter ~300 MB,
+    # so text that dense is skipped as too deep before it is parsed
+    # (bot/core/repo_index/parse.py).
     max_memory_bytes: int = 512 * 1024**2
 
 

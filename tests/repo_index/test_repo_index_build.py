@@ -58,6 +58,33 @@ async def test_two_generations_are_kept(tmp_path: Path) -> None:
         assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 17
 
 
+async def test_a_push_reparses_only_the_files_whose_blob_changed(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    refresher = IndexRefresher(db)
+    files = {p.relative_to(TREE).as_posix(): p.read_bytes() for p in TREE.rglob("*.py")}
+    path = "vllm/utils/gpu_sync_debug.py"
+
+    def tarball(edit: bytes) -> bytes:
+        edited = {**files, path: files[path] + edit}
+        return members_tarball([(f"{TOP}/{p}", data) for p, data in sorted(edited.items())])
+
+    for sha, edit in (("1" * 40, b""), ("2" * 40, b"\ndef pushed(x):\n    return x\n"),
+                      ("3" * 40, b"\ndef pushed_again(x):\n    return x\n")):
+        assert (await refresher.refresh(BytesArchive(tarball(edit), sha=sha), REPO)).action == (
+            "built")
+    with store.opened(db) as conn:
+        newest, previous = store.generations(conn, REPO)
+        assert (newest.files, newest.reused, previous.reused) == (17, 16, 16)
+        names = {f.name for f in store.SqliteIndexView(conn, newest).file(path).functions}  # type: ignore[union-attr]
+        assert "pushed_again" in names
+        assert "pushed" not in names
+        # The first generation was pruned, and with it the one record only it named.
+        assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 16 + 2
+        assert conn.execute(
+            "SELECT COUNT(*) FROM index_calls WHERE rec NOT IN (SELECT id FROM index_records)"
+        ).fetchone()[0] == 0
+
+
 def _symlink(name: str, target: str) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type = tarfile.SYMTYPE
