@@ -51,12 +51,18 @@ class Touched:
     new_signature: str | None = None
     # The def was removed here and added again elsewhere in the file: its new params.
     moved_params: tuple[str, ...] | None = None
+    _change: tuple[SignatureChange | None] | None = field(default=None, repr=False)
 
     def signature_change(self) -> SignatureChange | None:
         """Compatible or not, when a signature line changed; None when it did not. A
         signature that cannot be read back counts as breaking."""
         if not self.signature:
             return None
+        if self._change is None:
+            self._change = (self._signature_change(),)
+        return self._change[0]
+
+    def _signature_change(self) -> SignatureChange | None:
         old = read_params(self.fn.signature, partial=False) if self.fn.signature else None
         if self.new_signature is not None and self.new_signature == self.fn.signature:
             return None  # lines moved and put back: the same signature
@@ -195,9 +201,14 @@ def _new_def_text(lines: list[DiffLine], at: int) -> str:
         if line.marker == "-":
             continue
         text.append(line.text.strip())
-        if read_params("\n".join(text), partial=False) is not None:
+        if _may_close(text[-1]) and read_params("\n".join(text), partial=False) is not None:
             break
     return "\n".join(text)
+
+
+def _may_close(line: str) -> bool:
+    """A signature ends at a colon, maybe followed by a comment: only then try to read it."""
+    return ":" in line
 
 
 def _position(lines: list[DiffLine], i: int) -> tuple[int, int]:
@@ -302,13 +313,13 @@ def _new_signature(fn: FunctionRecord, lines: list[DiffLine], offset: int) -> st
         if line.marker == "-":
             continue
         text.append(line.text.strip())
-        if read_params("\n".join(text), partial=False) is not None:
+        if _may_close(text[-1]) and read_params("\n".join(text), partial=False) is not None:
             return "\n".join(text)
     # The hunk ends inside the signature: the rest of it did not change.
     last = max((line.old for line in lines if line.marker != "+"), default=0) + offset
     for rest in old_lines[last + 1 - fn.line:] if last >= fn.line else ():
         text.append(rest)
-        if read_params("\n".join(text), partial=False) is not None:
+        if _may_close(rest) and read_params("\n".join(text), partial=False) is not None:
             return "\n".join(text)
     return None
 
