@@ -416,7 +416,8 @@ class SqliteIndexView:
     def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
         rows = self._in_batches(
             "SELECT g.path, t.class, t.bases FROM index_bases t"
-            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ? WHERE t.base IN ({marks})",
+            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ?"
+            " WHERE t.base IN ({marks})",
             bases,
         )
         found = {(r["path"], r["class"]): r["bases"] for r in rows}
@@ -442,7 +443,8 @@ class SqliteIndexView:
     def importers(self, modules: Collection[str]) -> frozenset[str]:
         rows = self._in_batches(
             "SELECT g.path FROM index_imports t"
-            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ? WHERE t.module IN ({marks})",
+            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ?"
+            " WHERE t.module IN ({marks})",
             modules,
         )
         return frozenset(r["path"] for r in rows)
