@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from bot.core.repo_index.model import FileRecord, FunctionRecord
 from bot.core.repo_index.signature import SignatureChange, compare, read_params
 
-_HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)")
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,\d+)? @@ ?(.*)")
 _DEF = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
 _MAX_LINE = 400
 _MAX_LINES = 20_000  # diff lines read per file
@@ -106,9 +106,9 @@ def diff_lines(patch: str) -> Iterator[tuple[int, str, list[DiffLine]]]:
             in_hunk = match is not None
             lines = []
             if match:
-                start, header, old = int(match.group(1)), match.group(3), int(match.group(1))
-                if start == 0:
-                    old = start = 1  # a hunk adding a whole file
+                start, header = int(match.group(1)), match.group(4)
+                # `-N,0`: nothing removed, the lines go after old line N.
+                old = start + 1 if match.group(2) == "0" else start
             continue
         if not in_hunk or not raw or raw[0] not in "+- ":
             continue
@@ -167,14 +167,14 @@ def _read_hunk(
     for i, line in enumerate(lines):
         if line.marker == " ":
             continue
-        if line.marker == "+":
+        fn = _owner(outer, lines, i, offset)
+        if line.marker == "+" and fn is None:  # a def inside a function is not a new one
             definition = _DEF.match(line.text)
             if definition and definition.group(1) == "def" and not _removed_def(
                 lines, definition.group(2)
             ):
                 params = read_params(_new_def_text(lines, i), partial=False)
                 added.append(AddedDef(definition.group(2), params or ()))
-        fn = _owner(outer, lines, i, offset)
         if fn is None:
             continue
         entry = touched.setdefault(fn.qualname + f"@{fn.line}", Touched(fn))

@@ -135,6 +135,34 @@ def test_callers_inside_the_pr_are_not_listed() -> None:
     assert (caller.call_sites, caller.files) == (1, ("vllm/engine/worker.py",))
 
 
+@pytest.mark.parametrize(("added", "siblings"), [
+    # A new top-level function shaped like three untouched ones.
+    ("+def _checked_pin(self, *args, **kwargs):\n+    return self",
+     ("_checked_to", "_checked_cuda", "_checked_copy_")),
+    # Same prefix, other parameters: a naming habit, not a look-alike.
+    ("+def _checked_pin(tensor):\n+    return tensor", ()),
+])
+def test_an_added_function_has_look_alikes_of_the_same_shape(
+    added: str, siblings: tuple[str, ...]
+) -> None:
+    patch = f"@@ -30,0 +31,3 @@ def enable_sync_checks(mode, strict):\n+\n{added}"
+    facts = PullRequestFacts(files=(ChangedFile(
+        filename="vllm/utils/gpu_sync_debug.py", additions=3, patch=patch),))
+    found = repo_context(tree_index(), facts).siblings
+    assert tuple(s for f in found for s in f.siblings) == siblings
+
+
+def test_a_def_added_inside_a_function_is_not_a_new_function() -> None:
+    patch = ("@@ -13,1 +13,3 @@ def _checked_to(self, *args, **kwargs):\n"
+             "     if _active_check_mode() is not None:\n"
+             "+        def _checked_inner(self, *args, **kwargs):\n+            return self")
+    facts = PullRequestFacts(files=(ChangedFile(
+        filename="vllm/utils/gpu_sync_debug.py", additions=2, patch=patch),))
+    # The change is `_checked_to`'s own: its look-alikes, never the nested helper's.
+    (found,) = repo_context(tree_index(), facts).siblings
+    assert found.changed == "_checked_to"
+
+
 def test_no_findings_for_files_the_index_does_not_know() -> None:
     facts = PullRequestFacts(files=(ChangedFile(
         filename="vllm/new_module.py", status="added", additions=2,
