@@ -1,182 +1,254 @@
-"""The symbol index on a vLLM-sized tree: build time on one core, peak RSS, database
-growth, and what the look-ups add to a digest.
+"""The symbol index on the real vLLM tree: a full build against a bare `ast.parse` of the
+same files, the database per generation, a refresh after a push, and what the look-ups
+find and cost for real changed functions.
 
-Run: python -m bench.bench_index
-No vLLM checkout is available offline, so the tree is synthetic (bench/index_tree.py,
-~2,500 files, ~600k lines) and served as a GitHub-shaped tarball. The build runs in a
-child process pinned to one core, so its peak RSS is the build's own; it streams the
-tarball through the production path (IndexRefresher -> temp file -> the worker process,
-`tarfile` -> `ast` -> SQLite; the worker's CPU and RSS are counted in). The floor, in
-the same run: decompressing the archive and `ast.parse` of every file with nothing
-stored — what any AST index must pay.
+Run: python -m bench.bench_index [--sdists /work/sdists] [--before CHECKOUT] [--push 50]
+Needs the vLLM 0.33.0 and 0.34.0 sdists (../shared/cases/REAL_PRS.md says how to get
+them); without them it says so and exits 0.
+
+Every timed step runs in a child process pinned to one core, through the production
+path: `IndexRefresher` -> temporary file -> the worker process (`tarfile` -> parser ->
+SQLite); the CPU is the child's and its worker's. In the same run:
+- the floors: gunzip + untar + `ast.parse` of every `.py` file, and a bare `ast.parse`
+  (and tree-sitter's parse) of the same files already in memory;
+- `--before CHECKOUT`: the same full build with an older checkout's code;
+- a push: 0.33.0 indexed, then a tarball of 0.33.0 with `--push` changed `.py` files
+  taken from 0.34.0 (seeded), refreshed;
+- look-ups: the changed functions of tests/fixtures/repo_index/vllm/cases.json (PRs
+  against 0.33.0) on the 0.34.0 index with their files' base records (as the service
+  asks), and the time of the same look-ups re-anchored.
 """
 
 from __future__ import annotations
 
-import ast
-import asyncio
+import argparse
+import gzip
 import io
 import json
 import os
-import resource
+import random
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-
-from bench.index_tree import tarball
-from bot.core.digest import build_digest
-from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.github.protocol import BranchHead
-from bot.repo_index.lookup import IndexLookup
-from bot.repo_index.refresh import IndexRefresher
-from bot.rulebook.files import load_rules
+from typing import Any
 
 REPO = "vllm-project/vllm"
-SHA = "0123456789abcdef0123456789abcdef01234567"
-RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "tests" / "fixtures" / "repo_index" / "vllm" / "cases.json"
 
+# The child: only IndexRefresher's public API, so an older checkout runs it too.
+_BUILD = """
+import asyncio, json, os, resource, sys, time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from bot.repo_index.refresh import IndexRefresher
+
+archive, db, sha, repo = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 
 class FileArchive:
-    """The tarball from a file, in 64 kB chunks, as the adapter streams GitHub's."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    async def default_branch_head(self, repo: str) -> BranchHead:
-        return BranchHead(branch="main", sha=SHA)
+    async def default_branch_head(self, repo):
+        from bot.github.protocol import BranchHead
+        return BranchHead(branch="main", sha=sha)
 
     @asynccontextmanager
-    async def tarball(self, repo: str, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
-        async def chunks() -> AsyncIterator[bytes]:
-            with self.path.open("rb") as handle:
-                while chunk := handle.read(64 * 1024):
+    async def tarball(self, repo, commit):
+        async def chunks():
+            with archive.open("rb") as handle:
+                while chunk := handle.read(1 << 16):
                     yield chunk
-
         yield chunks()
 
+def cpu():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
-def _db_bytes(db: Path) -> int:
-    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+wall, started = time.perf_counter(), cpu()
+outcome = asyncio.run(IndexRefresher(db).refresh(FileArchive(), repo, sha))
+print(json.dumps({
+    "action": outcome.action, "files": outcome.files, "reason": outcome.reason,
+    "cpu": cpu() - started, "wall": time.perf_counter() - wall,
+    "rss_mb": max(resource.getrusage(w).ru_maxrss
+                  for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024,
+}))
+"""
+
+_FLOOR = """
+import ast, io, json, os, sys, tarfile, time, warnings
+warnings.simplefilter("ignore")
+os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+started = time.process_time()
+texts = []
+with tarfile.open(sys.argv[1], mode="r|*") as archive:
+    for member in archive:
+        if member.isfile() and member.name.endswith(".py"):
+            texts.append(archive.extractfile(member).read())
+read = time.process_time() - started
+started = time.process_time()
+for text in texts:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        pass
+parse = time.process_time() - started
+out = {"files": len(texts), "read": read, "ast": parse}
+try:
+    import tree_sitter, tree_sitter_python
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+    started = time.process_time()
+    for text in texts:
+        parser.parse(text)
+    out["tree_sitter"] = time.process_time() - started
+except ImportError:
+    pass
+print(json.dumps(out))
+"""
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def _child(code: str, *args: str, pythonpath: Path = ROOT) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    if code is _BUILD:
+        args = (*args, REPO)
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                          text=True, env=env, cwd=pythonpath, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"child failed: {done.stderr[-2000:]}")
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
 
 
-def child(archive: Path, db: Path) -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    before = _db_bytes(db)
-    wall, cpu = time.perf_counter(), time.process_time() + _children_cpu()
-    outcome = asyncio.run(IndexRefresher(db).refresh(FileArchive(archive), REPO))
-    wall, cpu = time.perf_counter() - wall, time.process_time() + _children_cpu() - cpu
-    print(json.dumps({
-        "action": outcome.action, "files": outcome.files, "skipped": dict(outcome.skipped),
-        "wall": wall, "cpu": cpu,
-        # The parse runs in the worker (a child of this process): the larger peak is it.
-        "rss_mb": max(resource.getrusage(who).ru_maxrss
-                      for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024,
-        "db_before": before, "db_after": _db_bytes(db),
-    }))
+def _db_mb(db: Path) -> float:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 1e6
 
 
-def floor(data: bytes) -> tuple[float, float]:
-    """(wall, CPU) seconds to gunzip the archive and `ast.parse` every file, nothing kept."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r|gz") as archive:
-        for member in archive:
-            handle = archive.extractfile(member)
-            if handle is not None and member.name.endswith(".py"):
-                ast.parse(handle.read())
-    return time.perf_counter() - wall, time.process_time() - cpu
+def _push_tarball(old: Path, new_root: Path, count: int, out: Path) -> list[str]:
+    """`old` with `count` changed `.py` files swapped for their new version (seeded)."""
+    top = None
+    changed: list[str] = []
+    with tarfile.open(old, mode="r|*") as archive:
+        members = [(m, archive.extractfile(m).read() if m.isfile() else None)  # type: ignore[union-attr]
+                   for m in archive]
+    for member, data in members:
+        if top is None:
+            top = member.name.split("/", 1)[0]
+        path = member.name.split("/", 1)[-1]
+        if data is not None and path.endswith(".py") and path.startswith("vllm/"):
+            new = new_root / path
+            if new.is_file() and new.read_bytes() != data:
+                changed.append(path)
+    picked = set(random.Random(26).sample(sorted(changed), min(count, len(changed))))
+    with gzip.open(out, "wb", compresslevel=1) as raw, tarfile.open(fileobj=raw, mode="w") as tar:
+        for member, data in members:
+            path = member.name.split("/", 1)[-1]
+            if path in picked:
+                data = (new_root / path).read_bytes()
+                member.size = len(data)
+            tar.addfile(member, io.BytesIO(data) if data is not None else None)
+    return sorted(picked)
 
 
-def _pr() -> PullRequestFacts:
-    return PullRequestFacts(repo=REPO, number=1, title="[Multimodal] base processor fix", files=(
-        ChangedFile(filename="vllm/multimodal/processing.py", additions=2, deletions=1,
-                    patch="@@ -5,4 +5,5 @@ class BaseMultiModalProcessor:\n"
-                          "     @abstractmethod\n"
-                          "     def _get_prompt_updates(self, mm_items, kwargs, out):\n"
-                          "-        raise NotImplementedError\n"
-                          "+        # every override must handle audio in video\n"
-                          "+        raise NotImplementedError\n"),
-        ChangedFile(filename="vllm/utils/util7.py", additions=1, deletions=1,
-                    patch="@@ -21,3 +21,3 @@\n"
-                          "-def util7_helper0(inputs, scale=1, *, strict=False):\n"
-                          "+def util7_helper0(inputs, scale=1, *, strict=True):\n"
-                          "     value = inputs\n"),
-        ChangedFile(filename="vllm/model_executor/layers/part3.py", additions=1, deletions=1,
-                    patch="@@ -40,3 +40,3 @@ def _checked_op1(self, inputs, config=None):\n"
-                          "     value = inputs\n-    value = 1\n+    value = 2\n"),
-    ))
+def _lookups(db: Path, old_root: Path) -> list[str]:
+    sys.path.insert(0, str(ROOT))
+    from bot.core.facts import ChangedFile, PullRequestFacts
+    from bot.core.repo_index.model import FileRecord
+    from bot.core.repo_index.parse import parse_python
+    from bot.repo_index.lookup import IndexLookup
+
+    lines = []
+    lookup = IndexLookup(db)
+    for case in json.loads(CASES.read_text()):
+        facts = PullRequestFacts(repo=REPO, number=1, base_sha="0.33.0", files=(ChangedFile(
+            filename=case["filename"], additions=case["additions"],
+            deletions=case["deletions"], patch=case["patch"]),))
+        parsed = parse_python(case["filename"], (old_root / case["filename"]).read_bytes())
+        assert isinstance(parsed, FileRecord)
+        answers = {}
+        for how, base in (("re-anchored", None), ("at base", {case["filename"]: parsed})):
+            samples = []
+            for _ in range(30):
+                started = time.perf_counter()
+                context = lookup.context(facts, base=base)
+                samples.append((time.perf_counter() - started) * 1000)
+            assert context is not None
+            answers[how] = (context, statistics.median(samples))
+        context, ms = answers["at base"]
+        found = [f"{len(o.overriders)} overriders of {o.class_name}.{o.method}"
+                 for o in context.overrides]
+        found += [f"look-alikes {', '.join(s.siblings)}" for s in context.siblings]
+        found += [f"{c.function}() {c.call_sites} call sites in {len(c.files)} files, "
+                  f"{'breaking: ' + '; '.join(c.reasons) if c.breaking else 'unaffected'}"
+                  for c in context.callers]
+        # Re-anchored only for its time: the 0.34.0 index already holds each PR's own
+        # change, so its answers are not a PR's (tests/core/repo_index/ check those).
+        lines.append(f"  {case['name']}: {'; '.join(found) or 'nothing'}; "
+                     f"p50 {ms:.1f} ms at base, {answers['re-anchored'][1]:.1f} ms re-anchored")
+    lookup.close()
+    return lines
 
 
 def main() -> None:
-    started = time.perf_counter()
-    data, count, lines = tarball()
-    generated = time.perf_counter() - started
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sdists", type=Path, default=Path("/work/sdists"))
+    parser.add_argument("--before", type=Path, help="an older checkout to build with too")
+    parser.add_argument("--push", type=int, default=50, help="changed .py files in the push")
+    args = parser.parse_args()
+    old_tar, new_tar = args.sdists / "vllm-0.33.0.tar.gz", args.sdists / "vllm-0.34.0.tar.gz"
+    old_root, new_root = args.sdists / "vllm-0.33.0", args.sdists / "vllm-0.34.0"
+    if not all(p.exists() for p in (old_tar, new_tar, old_root, new_root)):
+        print(f"no vLLM 0.33.0/0.34.0 sdists in {args.sdists} (../shared/cases/REAL_PRS.md)")
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        archive, db = Path(tmp) / "vllm.tar.gz", Path(tmp) / "bench.db"
-        archive.write_bytes(data)
-        out = subprocess.run(
-            [sys.executable, "-m", "bench.bench_index", "--child", str(archive), str(db)],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        built = json.loads(out.strip().splitlines()[-1])
-        floor_wall, floor_cpu = floor(data)
+        work = Path(tmp)
+        # Floors around each build: on a shared machine CPU seconds drift with the load,
+        # so each build is compared with the floors measured just before and after it.
+        floors = [_child(_FLOOR, str(new_tar))]
+        builds: list[tuple[str, dict[str, Any]]] = []
+        for name, checkout in (("after", ROOT), ("before", args.before)):
+            if checkout is None:
+                continue
+            db = work / f"{name}.db"
+            run = _child(_BUILD, str(new_tar), str(db), "3" * 40,
+                         pythonpath=checkout.resolve())
+            run["db_mb"] = _db_mb(db)
+            floors.append(_child(_FLOOR, str(new_tar)))
+            run["floor"] = floors[-2:]
+            builds.append((name, run))
+        first = _child(_BUILD, str(old_tar), str(work / "push.db"), "1" * 40)
+        one_gen_mb = _db_mb(work / "push.db")
+        picked = _push_tarball(old_tar, new_root, args.push, work / "push.tar.gz")
+        pushed = _child(_BUILD, str(work / "push.tar.gz"), str(work / "push.db"), "2" * 40)
+        two_gen_mb = _db_mb(work / "push.db")
+        lookups = _lookups(work / "after.db", old_root)
 
-        facts = _pr()
-        rules = load_rules(RULES_DIR)
-        lookup = IndexLookup(db)
-        first = time.perf_counter()
-        context = lookup.context(facts)
-        first_ms = (time.perf_counter() - first) * 1000
-        samples, cpu_samples = [], []
-        for _ in range(200):
-            t, c = time.perf_counter(), time.thread_time()
-            lookup.context(facts)
-            samples.append((time.perf_counter() - t) * 1000)
-            cpu_samples.append((time.thread_time() - c) * 1000)
-        digests = []
-        for _ in range(50):
-            t = time.perf_counter()
-            build_digest(facts, rules, "en")
-            digests.append((time.perf_counter() - t) * 1000)
-        lookup.close()
-
-    print(f"tree: {count:,} files, {lines:,} lines, tarball {len(data) / 1e6:.1f} MB "
-          f"(synthetic, generated in {generated:.1f} s)")
-    print(f"build (one core, child process): {built['wall']:.1f} s wall, "
-          f"{built['cpu']:.1f} s CPU; {built['files']:,} files indexed, "
-          f"skipped {built['skipped'] or 'none'}")
-    print(f"floor (gunzip + ast.parse only, same run): {floor_wall:.1f} s wall, "
-          f"{floor_cpu:.1f} s CPU -> build/floor CPU {built['cpu'] / floor_cpu:.2f}x")
-    print(f"peak RSS of the build process: {built['rss_mb']:.0f} MB")
-    print(f"database: {built['db_before']:,} -> {built['db_after']:,} bytes "
-          f"(+{(built['db_after'] - built['db_before']) / 1e6:.1f} MB)")
-    assert context is not None
-    print(f"findings: {len(context.siblings)} sibling, {len(context.overrides)} override "
-          f"({len(context.overrides[0].overriders) if context.overrides else 0} overriders), "
-          f"{len(context.callers)} caller line(s) "
-          f"({context.callers[0].call_sites if context.callers else 0} call sites)")
-    q = statistics.quantiles(samples, n=100)
-    print(f"index look-ups per digest: first {first_ms:.1f} ms (opens the connection); then "
-          f"p50 {statistics.median(samples):.2f} ms, p99 {q[98]:.2f} ms, "
-          f"max {max(samples):.2f} ms; CPU p50 {statistics.median(cpu_samples):.2f} ms")
-    print(f"baseline, build_digest without the index (same run): "
-          f"p50 {statistics.median(digests):.2f} ms")
-    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    floor = floors[0]
+    print(f"tree: vLLM 0.34.0 sdist, {floor['files']:,} .py files; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; every step on one core")
+    print("floors (read the tarball / bare ast.parse / tree-sitter parse, s CPU): " + "; ".join(
+        f"{f['read']:.1f} / {f['ast']:.1f} / {f.get('tree_sitter', 0):.1f}" for f in floors))
+    for name, run in builds:
+        ast_s = statistics.mean(f["ast"] for f in run["floor"])
+        read_s = statistics.mean(f["read"] for f in run["floor"])
+        print(f"full build ({name}): {run['cpu']:.1f} s CPU, {run['wall']:.1f} s wall, "
+              f"{run['files']:,} files, peak RSS {run['rss_mb']:.0f} MB, database "
+              f"{run['db_mb']:.1f} MB; CPU / ast.parse {run['cpu'] / ast_s:.2f}x, "
+              f"/ (read + ast.parse) {run['cpu'] / (read_s + ast_s):.2f}x "
+              f"(floors just before and after it)")
+    print(f"push: 0.33.0 built in {first['cpu']:.1f} s CPU ({one_gen_mb:.1f} MB); "
+          f"{len(picked)} changed .py files -> refresh {pushed['cpu']:.2f} s CPU, "
+          f"{pushed['wall']:.1f} s wall; database {one_gen_mb:.1f} -> {two_gen_mb:.1f} MB "
+          f"for two generations")
+    print("look-ups (0.34.0 index, PRs against 0.33.0):")
+    print("\n".join(lookups))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        child(Path(sys.argv[2]), Path(sys.argv[3]))
-    else:
-        main()
+    main()

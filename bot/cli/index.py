@@ -63,6 +63,9 @@ def _run_build(args: argparse.Namespace, usage_error: Usage) -> int:
                 raise
             generation = writer.finish()
         files, skipped, commit = generation.files, generation.skipped, generation.commit
+        if generation.reused:
+            print(f"{generation.reused} of {files} files unchanged since an indexed commit:"
+                  " their records are shared, not parsed again")
     else:
         import asyncio
 

@@ -89,7 +89,9 @@ def build_digest(
                                     ci=ci)
         risks, shown, admitted = reading.risks, reading.shown, reading.admitted
         asks, later = reading.asks, reading.later
-    call = judge_verdict(facts, areas, risks, lang, admitted=admitted, ranked=True)
+    found_around = repo_context is not None and not repo_context.empty
+    call = judge_verdict(facts, areas, risks, lang, admitted=admitted, ranked=True,
+                         repo_findings=found_around)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
@@ -120,7 +122,7 @@ def build_digest(
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
-        repo_context=repo_context if repo_context and not repo_context.empty else None,
+        repo_context=repo_context if found_around else None,
         owners=owners,
         ticked=ticked,
         ai_assisted=any(is_ai_assistance_box(box) for box in ticked),

@@ -24,6 +24,7 @@ from bot.core.render.sticky import (
     our_comments,
     plan_sticky,
 )
+from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import plan_labels
 from bot.core.vocabulary import Lang
 from bot.github.protocol import (
@@ -40,6 +41,7 @@ from bot.handlers.ci_status import head_statuses, wants_statuses
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.conversation import linked_items, read_conversation
+from bot.handlers.index_base import base_records
 from bot.handlers.repo_config import repo_config_at_base
 from bot.handlers.routing import route_pull_request, warn_about_pools
 
@@ -123,8 +125,7 @@ async def sync_pull_request(
         await head_statuses(gh, repo, pr.head_sha, ctx.ci_status_context)
         if wants_statuses(config, ctx.ci_status_context) else None
     )
-    # A few indexed SQLite look-ups (ms); off the loop all the same.
-    context = await asyncio.to_thread(ctx.index.context, facts) if ctx.index else None
+    context = await _repo_context(gh, ctx, facts)
     # The conversation: the comments listed above (no second read), reviews, review
     # comments and the linked work; only the linked work when it is switched off.
     reviewed: tuple[str, ...] | None = None
@@ -192,6 +193,17 @@ async def sync_pull_request(
 
     await _publish(ctx, Converged(pr, digest, markdown, in_language))
     return SyncOutcome(plan.action, pr, digest, markdown)
+
+
+async def _repo_context(
+    gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts
+) -> RepoContext | None:
+    """The symbol index's findings, the changed files read at the PR's base."""
+    if ctx.index is None:
+        return None
+    base = await base_records(gh, ctx.index, facts, ctx.repo_configs.objects)
+    # A few indexed SQLite look-ups (ms); off the loop all the same.
+    return await asyncio.to_thread(ctx.index.context, facts, None, base)
 
 
 async def _publish(ctx: HandlerContext, converged: Converged) -> None:

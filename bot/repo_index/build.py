@@ -1,5 +1,8 @@
 """Fill one index generation from a tarball stream or a local directory.
 
+Each file's git blob SHA is computed from its bytes; a file an earlier generation
+already read with the same blob is pointed at, not parsed (bot/repo_index/store.py).
+
 Nothing is ever extracted: tar members are read into memory one at a time, and only
 regular `.py` files under the cap are. Symlinks, links, devices, absolute paths and
 `..` components are skipped and counted, as is every file the parser refuses. A build
@@ -18,7 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from bot.core.repo_index.parse import DEFAULT_MAX_FILE_BYTES, Skipped, parse_python
+from bot.core.repo_index.parse import (
+    DEFAULT_MAX_FILE_BYTES,
+    Skipped,
+    blob_sha,
+    parse_python,
+)
 from bot.repo_index.store import IndexWriter
 
 _CORRUPT = (tarfile.TarError, zlib.error, EOFError, TypeError, ValueError)
@@ -36,8 +44,9 @@ class Limits:
     max_members: int = 300_000
     max_seconds: float = 600.0
     # The child's address space (RLIMIT_AS, bot/repo_index/worker.py). The real vLLM tree
-    # builds in ~70 MB; `f()()()…` a million calls deep took ast.parse to 667 MB before
-    # it gave up. Past the cap that file is a MemoryError, skipped as too deep.
+    # builds in ~70 MB; `f()()()…` a million calls deep would take tree-sitter ~300 MB,
+    # so text that dense is skipped as too deep before it is parsed
+    # (bot/core/repo_index/parse.py).
     max_memory_bytes: int = 512 * 1024**2
 
 
@@ -77,7 +86,12 @@ def safe_member_path(name: str, *, strip_top: bool) -> str | None:
 
 
 def _add(writer: IndexWriter, path: str, data: bytes, limits: Limits) -> None:
-    parsed = parse_python(path, data, max_bytes=limits.max_file_bytes)
+    # A file whose blob an earlier generation read is not parsed again: a refresh after
+    # a push parses only what the push changed.
+    blob = blob_sha(data)
+    if writer.reuse(path, blob):
+        return
+    parsed = parse_python(path, data, max_bytes=limits.max_file_bytes, blob=blob)
     if isinstance(parsed, Skipped):
         writer.skip(parsed.reason)
     else:

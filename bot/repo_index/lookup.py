@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from bot.core.facts import PullRequestFacts
@@ -29,7 +30,11 @@ class IndexLookup:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
-    def context(self, facts: PullRequestFacts, repo: str | None = None) -> RepoContext | None:
+    def context(
+        self, facts: PullRequestFacts, repo: str | None = None,
+        base: Mapping[str, FileRecord] | None = None,
+    ) -> RepoContext | None:
+        """`base`: the changed files' records at the PR's base (bot/handlers/index_base.py)."""
         with self._lock:
             try:
                 if self._conn is None:
@@ -37,10 +42,22 @@ class IndexLookup:
                 generation = store.latest(self._conn, repo or facts.repo)
                 if generation is None:
                     return None
-                return repo_context(store.SqliteIndexView(self._conn, generation), facts)
+                view = store.SqliteIndexView(self._conn, generation)
+                return repo_context(view, facts, base=base)
             except sqlite3.Error:
                 log.exception("symbol index unreadable; digest goes without it")
                 return None
+
+    def stored(self, blobs: Mapping[str, str]) -> dict[str, FileRecord]:
+        """Records of (path -> blob SHA) that some indexed commit already read."""
+        with self._lock:
+            try:
+                if self._conn is None:
+                    self._conn = store.connect(self._path)
+                return store.stored_records(self._conn, blobs)
+            except sqlite3.Error:
+                log.exception("symbol index unreadable")
+                return {}
 
     def close(self) -> None:
         with self._lock:

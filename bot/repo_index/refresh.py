@@ -1,10 +1,12 @@
 """The refresh job: index the default branch's head unless that commit is indexed already.
+A file whose blob an earlier generation read is not parsed again (bot/repo_index/store.py),
+so a refresh after a push costs the download and the changed files.
 
 Runs on the worker side only (a queued `index` job, debounced by the job store), never
 on the webhook's ack path. The archive streams from GitHub into a size-capped temporary
 file next to the database; a child process (`bot.repo_index.worker`) then decompresses
 it, parses every file and writes the generation through its own connection. `tarfile`
-and `ast.parse` hold the GIL for whole calls, so in the service's interpreter they would
+and the parser hold the GIL for whole calls, so in the service's interpreter they would
 delay webhook acks; in a child they cannot. A child that crashes or outlives its wall-time
 budget is killed, its generation deleted, and the build refused: the previous generation
 stays in use. One build at a time per refresher, so two repositories never double the

@@ -1,6 +1,13 @@
 """The symbol index in SQLite (the service's database by default), one generation per
 indexed commit; the newest `KEEP_GENERATIONS` ready ones are kept, older ones deleted.
 
+Records are stored once per (path, git blob SHA) and generations point at them: a
+generation is its list of (path, record), so two commits share every file that did not
+change, and a refresh parses only the files whose blob changed (bot/repo_index/build.py).
+The look-up tables (imports, bases, methods, calls) hang off the records too, and a
+query joins them with the generation's list. Records no generation names are deleted
+when a generation is pruned.
+
 Writes go through their own connection in short transactions (one per batch of files),
 so the job store's writer thread never waits long for the database lock. Reads open a
 view on the newest ready generation; a generation still being built is never read.
@@ -11,8 +18,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import zlib
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +31,7 @@ from bot.core.repo_index.model import (
     ClassRef,
     FileRecord,
     FunctionRecord,
+    module_name,
 )
 
 KEEP_GENERATIONS = 2
@@ -38,33 +47,43 @@ CREATE TABLE IF NOT EXISTS index_generations (
     started_at REAL NOT NULL,
     finished_at REAL,
     files INTEGER NOT NULL DEFAULT 0,
-    skipped TEXT NOT NULL DEFAULT '{}'
+    skipped TEXT NOT NULL DEFAULT '{}',
+    reused INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS index_generations_repo ON index_generations (repo, state, id);
-CREATE TABLE IF NOT EXISTS index_files (
-    gen INTEGER NOT NULL, path TEXT NOT NULL, record TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS index_records (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    record BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS index_records_blob ON index_records (path, blob);
+CREATE TABLE IF NOT EXISTS index_gen_files (
+    gen INTEGER NOT NULL, path TEXT NOT NULL, rec INTEGER NOT NULL,
     PRIMARY KEY (gen, path)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS index_gen_files_rec ON index_gen_files (rec, gen);
 CREATE TABLE IF NOT EXISTS index_imports (
-    gen INTEGER NOT NULL, module TEXT NOT NULL, path TEXT NOT NULL,
-    PRIMARY KEY (gen, module, path)
+    module TEXT NOT NULL, rec INTEGER NOT NULL,
+    PRIMARY KEY (module, rec)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS index_bases (
-    gen INTEGER NOT NULL, base TEXT NOT NULL, path TEXT NOT NULL, class TEXT NOT NULL,
-    bases TEXT NOT NULL,
-    PRIMARY KEY (gen, base, path, class)
+    base TEXT NOT NULL, rec INTEGER NOT NULL, class TEXT NOT NULL, bases TEXT NOT NULL,
+    PRIMARY KEY (base, rec, class)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS index_methods (
-    gen INTEGER NOT NULL, path TEXT NOT NULL, class TEXT NOT NULL, name TEXT NOT NULL,
-    PRIMARY KEY (gen, path, class, name)
+    name TEXT NOT NULL, rec INTEGER NOT NULL, class TEXT NOT NULL,
+    PRIMARY KEY (name, rec, class)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS index_methods_name ON index_methods (gen, name);
 CREATE TABLE IF NOT EXISTS index_calls (
-    gen INTEGER NOT NULL, callee TEXT NOT NULL, path TEXT NOT NULL, count INTEGER NOT NULL,
-    PRIMARY KEY (gen, callee, path)
+    callee TEXT NOT NULL, rec INTEGER NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (callee, rec)
 ) WITHOUT ROWID;
 """
-_TABLES = ("index_files", "index_imports", "index_bases", "index_methods", "index_calls")
+_DERIVED = ("index_imports", "index_bases", "index_methods", "index_calls")
+# Tables of the layout before records were shared between generations.
+_OUTDATED = ("index_files", "index_imports", "index_bases", "index_methods", "index_calls",
+             "index_generations")
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,7 @@ class Generation:
     finished_at: float | None
     files: int
     skipped: dict[str, int]
+    reused: int = 0  # files whose record an earlier generation had already
 
 
 def connect(path: Path | str, *, busy_timeout_ms: int = 10_000) -> sqlite3.Connection:
@@ -92,9 +112,11 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 10_000) -> sqlite3.Conne
 
 def _drop_outdated(conn: sqlite3.Connection) -> None:
     # The index is a cache: tables of an older layout are dropped and rebuilt on refresh.
-    columns = {r["name"] for r in conn.execute("PRAGMA table_info(index_files)")}
-    if "imports" in columns:
-        for table in (*_TABLES, "index_generations"):
+    old = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'index_files'"
+    ).fetchone()
+    if old:
+        for table in _OUTDATED:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
 
@@ -108,7 +130,7 @@ def _generation(row: sqlite3.Row) -> Generation:
     return Generation(
         id=row["id"], repo=row["repo"], commit=row["commit_sha"], state=row["state"],
         started_at=row["started_at"], finished_at=row["finished_at"], files=row["files"],
-        skipped=json.loads(row["skipped"]),
+        skipped=json.loads(row["skipped"]), reused=row["reused"],
     )
 
 
@@ -130,32 +152,47 @@ def generations(conn: sqlite3.Connection, repo: str) -> list[Generation]:
     return [_generation(row) for row in rows]
 
 
-# --- records <-> rows (compact JSON arrays: the records of a vLLM-sized tree are ~100k) ---
+# --- records <-> rows: compact JSON arrays, deflated (a vLLM-sized tree has ~80k defs) ---
 
 
-def _encode(record: FileRecord) -> str:
-    # Calls live in index_calls only: the record is read for siblings, never for calls.
-    return json.dumps({
-        "m": record.module,
-        "c": [[c.name, list(c.bases), c.line, c.end_line] for c in record.classes],
-        "f": [
-            [f.name, f.class_name, f.line, f.end_line, f.body_line, list(f.decorators),
-             list(f.params)]
-            for f in record.functions
-        ],
+def _encode(record: FileRecord) -> bytes:
+    # Imports and calls live in their look-up tables: the record is read for what is
+    # defined where, never for who calls or imports what.
+    functions = []
+    for f in record.functions:
+        row: list[object] = [
+            f.name, f.class_name, f.line, f.end_line - f.line, f.body_line - f.line,
+            list(f.decorators), list(f.params), list(f.calls), f.first_line, f.doc_line,
+            f.doc_end, f.nested_in, f.signature,
+        ]
+        while len(row) > 7 and not row[-1]:
+            row.pop()  # most functions have no local calls, docstring or nesting
+        functions.append(row)
+    text = json.dumps({
+        "c": [[c.name, list(c.bases), c.line, c.end_line - c.line] for c in record.classes],
+        "f": functions,
     }, separators=(",", ":"))
+    return zlib.compress(text.encode(), 6)
 
 
-def _decode(path: str, text: str) -> FileRecord:
-    data = json.loads(text)
+def _decode(path: str, data: bytes, blob: str = "") -> FileRecord:
+    parsed = json.loads(zlib.decompress(data))
+    functions = []
+    for row in parsed["f"]:
+        name, cls, line, span, body, decs, params, *rest = row
+        rest += [[], 0, 0, 0, None, ""][len(rest):]
+        calls, first, doc, doc_end, nested, signature = rest
+        functions.append(FunctionRecord(
+            name, cls, line, line + span, line + body, tuple(decs), tuple(params), tuple(calls),
+            first, doc, doc_end, nested, signature,
+        ))
     return FileRecord(
         path=path,
-        module=data["m"],
-        classes=tuple(ClassRecord(n, tuple(b), line, end) for n, b, line, end in data["c"]),
-        functions=tuple(
-            FunctionRecord(n, cls, line, end, body, tuple(decs), tuple(params))
-            for n, cls, line, end, body, decs, params in data["f"]
-        ),
+        module=module_name(path),
+        classes=tuple(ClassRecord(n, tuple(b), line, line + span)
+                      for n, b, line, span in parsed["c"]),
+        functions=tuple(functions),
+        blob=blob,
     )
 
 
@@ -171,8 +208,27 @@ class IndexWriter:
         self.commit = commit
         self.gen = begin(conn, repo, commit) if gen is None else gen
         self.files = 0
+        self.reused = 0
         self.skipped: Counter[str] = Counter()
         self._pending: list[FileRecord] = []
+        self._pointers: list[tuple[int, str, int]] = []
+        # Every record the database holds, by (path, blob): what a file that did not
+        # change since an earlier generation points at instead of being parsed again.
+        self._known: dict[tuple[str, str], int] = {
+            (r[0], r[1]): r[2] for r in conn.execute("SELECT path, blob, id FROM index_records")
+        }
+
+    def reuse(self, path: str, blob: str) -> bool:
+        """Point this generation at the stored record of `path` with this blob, if any."""
+        rec = self._known.get((path, blob)) if blob else None
+        if rec is None:
+            return False
+        self._pointers.append((self.gen, path, rec))
+        self.files += 1
+        self.reused += 1
+        if len(self._pointers) >= _BATCH_FILES * 10:
+            self.flush()
+        return True
 
     def add(self, record: FileRecord) -> None:
         self._pending.append(record)
@@ -184,46 +240,62 @@ class IndexWriter:
         self.skipped[reason] += 1
 
     def flush(self) -> None:
-        if not self._pending:
+        if not self._pending and not self._pointers:
             return
-        gen = self.gen
-        files: list[tuple[int, str, str]] = []
-        imports: list[tuple[int, str, str]] = []
-        bases: list[tuple[int, str, str, str, str]] = []
-        methods: list[tuple[int, str, str, str]] = []
-        calls: list[tuple[int, str, str, int]] = []
-        for r in self._pending:
-            files.append((gen, r.path, _encode(r)))
-            imports.extend((gen, module, r.path) for module in dict.fromkeys(r.imports))
-            for c in r.classes:
-                joined = " ".join(c.bases)
-                bases.extend((gen, b, r.path, c.name, joined) for b in dict.fromkeys(c.bases))
-            counts: Counter[str] = Counter()
-            for f in r.functions:
-                if f.class_name is not None:
-                    methods.append((gen, r.path, f.class_name, f.name))
-                counts.update(f.calls)
-            calls.extend((gen, callee, r.path, n) for callee, n in counts.items())
-        self._pending = []
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany("INSERT OR REPLACE INTO index_files VALUES (?, ?, ?)", files)
-            conn.executemany("INSERT OR IGNORE INTO index_imports VALUES (?, ?, ?)", imports)
-            conn.executemany("INSERT OR IGNORE INTO index_bases VALUES (?, ?, ?, ?, ?)", bases)
-            conn.executemany("INSERT OR IGNORE INTO index_methods VALUES (?, ?, ?, ?)", methods)
-            conn.executemany("INSERT OR REPLACE INTO index_calls VALUES (?, ?, ?, ?)", calls)
+            self._write_records()
+            conn.executemany(
+                "INSERT OR REPLACE INTO index_gen_files VALUES (?, ?, ?)", self._pointers
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            self._pending = []
+            self._pointers = []
+
+    def _write_records(self) -> None:
+        conn = self._conn
+        imports: list[tuple[str, int]] = []
+        bases: list[tuple[str, int, str, str]] = []
+        methods: list[tuple[str, int, str]] = []
+        calls: list[tuple[str, int, int]] = []
+        for r in self._pending:
+            key = (r.path, r.blob or f"unnamed:{self.gen}:{r.path}")
+            rec = self._known.get(key)
+            if rec is None:
+                cur = conn.execute(
+                    "INSERT INTO index_records (path, blob, record) VALUES (?, ?, ?)",
+                    (key[0], key[1], _encode(r)),
+                )
+                assert cur.lastrowid is not None
+                rec = cur.lastrowid
+                self._known[key] = rec
+                imports.extend((module, rec) for module in dict.fromkeys(r.imports))
+                for c in r.classes:
+                    joined = " ".join(c.bases)
+                    bases.extend((b, rec, c.name, joined) for b in dict.fromkeys(c.bases))
+                methods.extend(
+                    (f.name, rec, f.class_name) for f in r.functions
+                    if f.class_name is not None and f.nested_in is None
+                )
+                calls.extend((callee, rec, n) for callee, n in r.calls)
+            self._pointers.append((self.gen, r.path, rec))
+        conn.executemany("INSERT OR IGNORE INTO index_imports VALUES (?, ?)", imports)
+        conn.executemany("INSERT OR IGNORE INTO index_bases VALUES (?, ?, ?, ?)", bases)
+        conn.executemany("INSERT OR IGNORE INTO index_methods VALUES (?, ?, ?)", methods)
+        conn.executemany("INSERT OR REPLACE INTO index_calls VALUES (?, ?, ?)", calls)
 
     def finish(self) -> Generation:
         self.flush()
         self._conn.execute(
             "UPDATE index_generations SET state = 'ready', finished_at = ?, files = ?,"
-            " skipped = ? WHERE id = ?",
-            (time.time(), self.files, json.dumps(dict(sorted(self.skipped.items()))), self.gen),
+            " skipped = ?, reused = ? WHERE id = ?",
+            (time.time(), self.files, json.dumps(dict(sorted(self.skipped.items()))),
+             self.reused, self.gen),
         )
         prune(self._conn, self.repo)
         row = self._conn.execute(
@@ -233,7 +305,8 @@ class IndexWriter:
 
     def abort(self) -> None:
         self._pending = []
-        _delete(self._conn, self.gen)
+        self._pointers = []
+        _delete(self._conn, [self.gen])
 
 
 def begin(conn: sqlite3.Connection, repo: str, commit: str) -> int:
@@ -249,13 +322,34 @@ def begin(conn: sqlite3.Connection, repo: str, commit: str) -> int:
 
 def discard(conn: sqlite3.Connection, gen: int) -> None:
     """Delete a generation that will never finish (its builder failed or was killed)."""
-    _delete(conn, gen)
+    _delete(conn, [gen])
 
 
-def _delete(conn: sqlite3.Connection, gen: int) -> None:
-    for table in _TABLES:
-        conn.execute(f"DELETE FROM {table} WHERE gen = ?", (gen,))  # noqa: S608 - fixed names
-    conn.execute("DELETE FROM index_generations WHERE id = ?", (gen,))
+def _delete(conn: sqlite3.Connection, gens: Sequence[int]) -> None:
+    """Delete generations, then every record no generation points at any more."""
+    if not gens:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for gen in gens:
+            conn.execute("DELETE FROM index_gen_files WHERE gen = ?", (gen,))
+            conn.execute("DELETE FROM index_generations WHERE id = ?", (gen,))
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS orphans (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM orphans")
+        conn.execute(
+            "INSERT INTO orphans SELECT id FROM index_records r WHERE NOT EXISTS"
+            " (SELECT 1 FROM index_gen_files g WHERE g.rec = r.id)"
+        )
+        if conn.execute("SELECT 1 FROM orphans LIMIT 1").fetchone():
+            for table in _DERIVED:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE rec IN (SELECT id FROM orphans)"  # noqa: S608
+                )
+            conn.execute("DELETE FROM index_records WHERE id IN (SELECT id FROM orphans)")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def prune(conn: sqlite3.Connection, repo: str, keep: int = KEEP_GENERATIONS) -> int:
@@ -267,13 +361,30 @@ def prune(conn: sqlite3.Connection, repo: str, keep: int = KEEP_GENERATIONS) -> 
         if (g.state == "ready" and g.id not in ready[:keep])
         or (g.state != "ready" and g.id < newest)
     ]
-    for gen in doomed:
-        _delete(conn, gen)
+    _delete(conn, doomed)
     return len(doomed)
 
 
+def stored_records(
+    conn: sqlite3.Connection, wanted: Mapping[str, str]
+) -> dict[str, FileRecord]:
+    """Records of (path -> blob SHA) that the database holds, whichever generation read
+    them: a PR's files as they are at its base, when an indexed commit had them."""
+    found: dict[str, FileRecord] = {}
+    for path, blob in wanted.items():
+        row = conn.execute(
+            "SELECT record FROM index_records WHERE path = ? AND blob = ?", (path, blob)
+        ).fetchone()
+        if row is not None:
+            found[path] = _decode(path, row["record"], blob)
+    return found
+
+
 class SqliteIndexView:
-    """IndexView over one ready generation."""
+    """IndexView over one ready generation. Each look-up table is searched by its key
+    first and joined to the generation's files after (`CROSS JOIN` fixes that order:
+    left to itself SQLite walks the generation's ~6k files and probes the table per file).
+    """
 
     def __init__(self, conn: sqlite3.Connection, generation: Generation) -> None:
         self._conn = conn
@@ -286,10 +397,11 @@ class SqliteIndexView:
 
     def file(self, path: str) -> FileRecord | None:
         row = self._conn.execute(
-            "SELECT record FROM index_files WHERE gen = ? AND path = ?", (self._gen, path)
+            "SELECT r.record, r.blob FROM index_gen_files g JOIN index_records r ON r.id = g.rec"
+            " WHERE g.gen = ? AND g.path = ?", (self._gen, path),
         ).fetchone()
-        # Without `imports`: the queries ask `importers` instead, an indexed look-up.
-        return _decode(path, row["record"]) if row else None
+        # Without imports and calls: the queries ask `importers` and `call_sites` instead.
+        return _decode(path, row["record"], row["blob"]) if row else None
 
     def _in_batches(self, sql: str, values: Collection[str]) -> list[sqlite3.Row]:
         """`sql` holds one `{marks}` for an IN list; run it over `values` in batches."""
@@ -303,7 +415,9 @@ class SqliteIndexView:
 
     def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
         rows = self._in_batches(
-            "SELECT path, class, bases FROM index_bases WHERE gen = ? AND base IN ({marks})",
+            "SELECT g.path, t.class, t.bases FROM index_bases t"
+            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ?"
+            " WHERE t.base IN ({marks})",
             bases,
         )
         found = {(r["path"], r["class"]): r["bases"] for r in rows}
@@ -311,33 +425,40 @@ class SqliteIndexView:
 
     def classes_defining(self, method: str) -> frozenset[tuple[str, str]]:
         rows = self._conn.execute(
-            "SELECT path, class FROM index_methods WHERE gen = ? AND name = ?",
+            "SELECT g.path, t.class FROM index_methods t"
+            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ? WHERE t.name = ?",
             (self._gen, method),
         ).fetchall()
         return frozenset((r["path"], r["class"]) for r in rows)
 
     def call_sites(self, callee: str, limit: int) -> Sequence[CallSite]:
         rows = self._conn.execute(
-            "SELECT path, count FROM index_calls WHERE gen = ? AND callee = ?"
-            " ORDER BY path LIMIT ?",
+            "SELECT g.path, t.count FROM index_calls t"
+            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ?"
+            " WHERE t.callee = ? ORDER BY g.path LIMIT ?",
             (self._gen, callee, limit),
         ).fetchall()
         return [CallSite(r["path"], callee, r["count"]) for r in rows]
 
     def importers(self, modules: Collection[str]) -> frozenset[str]:
         rows = self._in_batches(
-            "SELECT path FROM index_imports WHERE gen = ? AND module IN ({marks})", modules
+            "SELECT g.path FROM index_imports t"
+            " CROSS JOIN index_gen_files g ON g.rec = t.rec AND g.gen = ?"
+            " WHERE t.module IN ({marks})",
+            modules,
         )
         return frozenset(r["path"] for r in rows)
 
     def records(self) -> Iterator[FileRecord]:
         rows = self._conn.execute(
-            "SELECT path, record FROM index_files WHERE gen = ? ORDER BY path", (self._gen,)
+            "SELECT g.path, r.record, r.blob FROM index_gen_files g"
+            " JOIN index_records r ON r.id = g.rec WHERE g.gen = ? ORDER BY g.path",
+            (self._gen,),
         ).fetchall()
-        return (_decode(r["path"], r["record"]) for r in rows)
+        return (_decode(r["path"], r["record"], r["blob"]) for r in rows)
 
     def paths(self) -> list[str]:
         rows = self._conn.execute(
-            "SELECT path FROM index_files WHERE gen = ? ORDER BY path", (self._gen,)
+            "SELECT path FROM index_gen_files WHERE gen = ? ORDER BY path", (self._gen,)
         ).fetchall()
         return [r["path"] for r in rows]

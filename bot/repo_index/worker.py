@@ -1,6 +1,6 @@
 """The index build's CPU-heavy half, in a child process: `python -m bot.repo_index.worker`.
 
-`tarfile` decompression and `ast.parse` hold the GIL for a whole call, so run in the
+`tarfile` decompression and the parser hold the GIL for a whole call, so run in the
 service's interpreter they would delay webhook acks. The service downloads the archive
 into a temporary file, starts a generation, and runs this module; it reads one JSON
 request on stdin, fills that generation through its own SQLite connection (WAL +

@@ -49,9 +49,40 @@ async def test_two_generations_are_kept(tmp_path: Path) -> None:
     for sha in ("1" * 40, "2" * 40, "3" * 40):
         assert (await refresher.refresh(BytesArchive(data, sha=sha), REPO)).action == "built"
     with store.opened(db) as conn:
-        assert [g.commit for g in store.generations(conn, REPO)] == ["3" * 40, "2" * 40]
-        rows = conn.execute("SELECT DISTINCT gen FROM index_files").fetchall()
+        generations = store.generations(conn, REPO)
+        assert [g.commit for g in generations] == ["3" * 40, "2" * 40]
+        rows = conn.execute("SELECT DISTINCT gen FROM index_gen_files").fetchall()
         assert len(rows) == 2
+        # The same tree three times: read once, then pointed at.
+        assert [g.reused for g in generations] == [17, 17]
+        assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 17
+
+
+async def test_a_push_reparses_only_the_files_whose_blob_changed(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    refresher = IndexRefresher(db)
+    files = {p.relative_to(TREE).as_posix(): p.read_bytes() for p in TREE.rglob("*.py")}
+    path = "vllm/utils/gpu_sync_debug.py"
+
+    def tarball(edit: bytes) -> bytes:
+        edited = {**files, path: files[path] + edit}
+        return members_tarball([(f"{TOP}/{p}", data) for p, data in sorted(edited.items())])
+
+    for sha, edit in (("1" * 40, b""), ("2" * 40, b"\ndef pushed(x):\n    return x\n"),
+                      ("3" * 40, b"\ndef pushed_again(x):\n    return x\n")):
+        assert (await refresher.refresh(BytesArchive(tarball(edit), sha=sha), REPO)).action == (
+            "built")
+    with store.opened(db) as conn:
+        newest, previous = store.generations(conn, REPO)
+        assert (newest.files, newest.reused, previous.reused) == (17, 16, 16)
+        names = {f.name for f in store.SqliteIndexView(conn, newest).file(path).functions}  # type: ignore[union-attr]
+        assert "pushed_again" in names
+        assert "pushed" not in names
+        # The first generation was pruned, and with it the one record only it named.
+        assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 16 + 2
+        assert conn.execute(
+            "SELECT COUNT(*) FROM index_calls WHERE rec NOT IN (SELECT id FROM index_records)"
+        ).fetchone()[0] == 0
 
 
 def _symlink(name: str, target: str) -> tarfile.TarInfo:
@@ -117,7 +148,7 @@ async def test_a_tarball_over_the_cap_is_refused_and_leaves_no_generation(
     assert "larger than" in outcome.reason
     with store.opened(db) as conn:
         assert store.generations(conn, REPO) == []
-        assert conn.execute("SELECT COUNT(*) FROM index_files").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM index_records").fetchone()[0] == 0
 
 
 @pytest.mark.parametrize("data", [b"this is not a tarball at all" * 100, b"\x1f\x8b\x08garbage"])

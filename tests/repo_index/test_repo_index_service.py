@@ -24,7 +24,7 @@ from tests.fakes.github_state import FakeFile, FakeGitHubState
 from tests.github_env import factory_for, make_settings
 from tests.handler_env import BOT, make_ctx
 from tests.keys import PUBLIC_KEY_PEM
-from tests.repo_index_tarballs import tree_tarball
+from tests.repo_index_tarballs import TOP, members_tarball, tree_tarball
 from tests.repo_index_tree import PR_EVENT, PR_FILES, TREE
 
 REPO = "vllm-project/vllm"
@@ -145,15 +145,48 @@ async def test_the_index_job_downloads_the_tarball_and_the_digest_uses_it(
     assert [c for c in state.calls if "tarball" in c.route or "codeload" in c.route]
     await run(_job("pr", 60123, {}))
     (after,) = state.bot_comments(REPO, 60123, BOT)
-    context = after.split("**Around the change**\n", 1)[1].split("\n\n", 1)[0]
+    context = after.split("**Around the change**\n", 1)[1].split("\n\n**", 1)[0]
     assert context.splitlines() == [
         "- `_checked_to` changed; look-alikes left untouched in `vllm/utils/gpu_sync_debug.py`:"
-        " `_checked_cuda`, `_checked_copy_` (same prefix `_checked_`)",
+        " `_checked_cuda`, `_checked_copy_` (same prefix `_checked_` and parameters)",
         "- 3 subclasses override `BaseMultiModalProcessor._get_prompt_updates`: `llava.py`,"
         " `qwen2_5_omni.py`, `qwen2_vl.py`; this PR's tests name 1 of them",
-        "- `enable_sync_checks()` changed its signature: 3 call sites outside this PR, in"
-        " `vllm/engine/runner.py`, `vllm/engine/worker.py`",
+        "",
+        # Only a keyword-only parameter with a default was added: counted, not listed.
+        "<details><summary>Compatible signature changes (1)</summary>",
+        "",
+        "- `enable_sync_checks()`: 3 call sites, unaffected (only parameters with defaults"
+        " added)",
+        "",
+        "</details>",
     ]
+
+
+async def test_the_digest_reads_the_changed_files_at_the_prs_base(
+    processor: tuple[JobProcessor, SqliteJobStore], state: FakeGitHubState
+) -> None:
+    """The default branch moved on: its gpu_sync_debug.py has 7 more lines at the top
+    than at the PR's base. The digest reads the base's tree, takes processing.py's record
+    from the index by its blob, fetches only the file the index has not seen, and the
+    findings are those of the base."""
+    run, _ = processor
+    files = {p.relative_to(TREE).as_posix(): p.read_bytes() for p in TREE.rglob("*.py")}
+    drifted = dict(files)
+    drifted["vllm/utils/gpu_sync_debug.py"] = b"# moved on\n" * 7 + files[
+        "vllm/utils/gpu_sync_debug.py"]
+    state.repos[REPO].tarball = members_tarball(
+        [(f"{TOP}/{path}", data) for path, data in sorted(drifted.items())])
+    base = state.add_commit(REPO, files)
+    state.pulls[(REPO, 60123)].base_sha = base
+    await run(_job("index", None, {"sha": HEAD}))
+    before = len(state.calls)
+    await run(_job("pr", 60123, {}))
+    routes = [c.route for c in state.calls[before:]]
+    assert sum("/git/blobs/" in r for r in routes) == 1
+    (comment,) = state.bot_comments(REPO, 60123, BOT)
+    assert "`_checked_to` changed; look-alikes left untouched" in comment
+    assert "3 subclasses override `BaseMultiModalProcessor._get_prompt_updates`" in comment
+    assert "- `enable_sync_checks()`: 3 call sites, unaffected" in comment, comment
 
 
 async def test_an_index_job_without_a_sha_asks_github_for_the_head(

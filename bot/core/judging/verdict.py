@@ -89,11 +89,14 @@ def judge_verdict(
     *,
     admitted: bool = False,
     ranked: bool = False,
+    repo_findings: bool = False,
 ) -> VerdictCall:
     """Code lines x lead area x open high risks x admissions -> verdict and reading time.
 
     `ranked`: `areas` are already in `rank_areas` order (ranking them again, a sort
-    by the same key, keeps that order)."""
+    by the same key, keeps that order). `repo_findings`: the symbol index found code
+    around the change to look at; a change that would be quiet is then a skim, so the
+    findings are posted (a quiet verdict posts no digest)."""
     ranked_areas = tuple(areas) if ranked else rank_areas(facts, areas)
     loud = [a for a in ranked_areas if not a.quiet]
     lead = loud[0] if loud else None
@@ -107,7 +110,7 @@ def judge_verdict(
 
     verdict: Verdict
     if lead is None and not high_risk:
-        verdict = "quiet"
+        verdict = "skim" if repo_findings else "quiet"
     elif small and not (admitted and high_risk):
         tiny = code <= TINY_LINES
         verdict = "skim" if tiny and rank <= 1 and not high_risk else "read"
@@ -122,10 +125,13 @@ def judge_verdict(
         verdict = "deep-read"
     else:
         verdict = "read"
+    reason = _reason(facts, areas, loud, lead, risks, lang)
+    if lead is None and not high_risk and repo_findings:
+        reason += t(lang, "verdict.context")
     return VerdictCall(
         verdict=verdict,
         reading_minutes=_reading_minutes(facts, code, tests, lead, high_risk),
-        reason=_reason(facts, areas, loud, lead, risks, lang),
+        reason=reason,
     )
 
 

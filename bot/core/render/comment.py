@@ -113,7 +113,11 @@ def render_digest(
     if budget < MIN_BUDGET:
         raise ValueError(f"budget must be at least {MIN_BUDGET} characters")
     if digest.verdict == "quiet":
-        quiet = _materialize([("head", _head(digest)), ("footer", _footer(digest))], None)
+        # No verdict hides what the symbol index found around the change.
+        context = titled("context", digest.lang, repo_context_lines(digest))
+        quiet = _materialize(
+            [("head", _head(digest)), ("context", context), ("footer", _footer(digest))], None
+        )
         return _fit(quiet or [], budget, digest.lang)
     for detail in _LADDER[:-1]:
         # Abandon a level as soon as it overflows: a 3,000-file digest at full

@@ -44,6 +44,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "Only {areas} changes, {size}{risks}",
         "zh": "仅涉及{areas},{size}{risks}",
     },
+    "verdict.context": {
+        "en": "; the code around it has findings",
+        "zh": ";改动周边的代码有发现",
+    },
     "verdict.reason.no-areas": {
         "en": "No area rule matched, {size}{risks}",
         "zh": "没有匹配到任何领域规则,{size}{risks}",
@@ -554,8 +558,12 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "{changed} changed; look-alikes left untouched in {file}: {names} ({shape})",
         "zh": "{changed} 有改动;{file} 中形态相同但未改动的:{names}({shape})",
     },
-    "render.context.shape.prefix": {"en": "same prefix {value}", "zh": "同前缀 {value}"},
-    "render.context.shape.decorator": {"en": "same decorator {value}", "zh": "同装饰器 {value}"},
+    "render.context.shape.prefix": {
+        "en": "same prefix {value} and parameters", "zh": "同前缀 {value} 且参数相近",
+    },
+    "render.context.shape.decorator": {
+        "en": "same decorator {value} and parameters", "zh": "同装饰器 {value} 且参数相近",
+    },
     "render.context.shape.signature": {"en": "same signature {value}", "zh": "同签名 {value}"},
     "render.context.overrides": {
         "en": "{count} subclasses override {method}: {files}",
@@ -564,6 +572,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.context.overrides.one": {
         "en": "1 subclass overrides {method}: {files}",
         "zh": "1 个子类重写了 {method}:{files}",
+    },
+    "render.context.overrides.nested": {
+        "en": " (the change is inside its nested {names})",
+        "zh": "(改动位于其内部嵌套的 {names})",
     },
     "render.context.overrides.tests": {
         "en": "; this PR's tests name {named} of them",
@@ -576,6 +588,18 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.context.callers.one": {
         "en": "{function} changed its signature: 1 call site outside this PR, in {files}",
         "zh": "{function} 的签名有改动:本 PR 之外有 1 处调用,位于 {files}",
+    },
+    "render.context.unaffected.summary": {
+        "en": "Compatible signature changes ({count})",
+        "zh": "兼容的签名改动({count})",
+    },
+    "render.context.unaffected": {
+        "en": "{function}: {count} call sites, unaffected (only parameters with defaults added)",
+        "zh": "{function}:{count} 处调用,不受影响(只新增了带默认值的参数)",
+    },
+    "render.context.unaffected.one": {
+        "en": "{function}: 1 call site, unaffected (only parameters with defaults added)",
+        "zh": "{function}:1 处调用,不受影响(只新增了带默认值的参数)",
     },
 }
 

@@ -1,6 +1,14 @@
-"""The questions a senior reviewer asks of the code around a change, answered from an index
-of the default branch: which look-alike functions the PR left alone, which subclasses
-override a method it changed, and who calls a public function whose signature it changed.
+"""The questions a senior reviewer asks of the code around a change, answered from the
+index: which look-alike functions the PR left alone, which subclasses override a method
+it changed, and who calls a public function whose signature it changed.
+
+The changed functions come from line numbers against the index's spans
+(bot/core/repo_index/locate.py), read at the PR's base when the caller has the changed
+files' records there (`base`) or the index is of the base commit, re-anchored otherwise.
+What matters only: a docstring- or comment-only edit has no overriders or look-alikes;
+a signature change that only adds parameters with defaults leaves its callers unaffected
+(counted, not listed); look-alikes share a shape (a prefix, a decorator or a signature,
+and most parameters), and a function calling the changed one is not its look-alike.
 
 Pure: an `IndexView` in, a `RepoContext` out. Every answer is bounded (a few look-ups per
 changed symbol, capped lists) so it stays far below the digest's 10 ms budget.
@@ -9,28 +17,27 @@ changed symbol, capped lists) so it stays far below the digest's 10 ms budget.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.reading.symbols import extract_symbols
 from bot.core.repo_index.findings import (
     CallerFinding,
     OverrideFinding,
     RepoContext,
     SiblingFinding,
 )
-from bot.core.repo_index.model import FileRecord, FunctionRecord, IndexView
-from bot.core.repo_index.parse import MODULE_CALLER, module_name
+from bot.core.repo_index.locate import AddedDef, Touched, locate
+from bot.core.repo_index.model import FileRecord, FunctionRecord, IndexView, module_name
 
 MAX_FINDINGS = 2  # per kind: each kind gets at most two short lines
+_MAX_FILES = 40
 _MAX_SYMBOLS = 40
 _MAX_SUBCLASSES = 2000
 _MAX_DEPTH = 8
 _MAX_CALL_SITES = 2000
-_HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
-_DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)")
+_MIN_OVERLAP = 0.5  # of two look-alikes' parameter names, shared / all
 # Name prefixes too generic to make two functions look-alikes.
 _GENERIC_PREFIXES = frozenset({
     "test", "init", "from", "with", "make", "build", "create", "load", "apply", "update",
@@ -50,38 +57,77 @@ F = TypeVar("F", SiblingFinding, OverrideFinding, CallerFinding)
 
 @dataclass(frozen=True)
 class _Changed:
+    """A function the PR changes, as the index's record of its file has it."""
+
     file: ChangedFile
-    name: str
-    change: str
+    record: FileRecord
+    touched: Touched
 
 
-def repo_context(view: IndexView, facts: PullRequestFacts) -> RepoContext:
-    """Siblings, overrides and callers around the PR's changed Python symbols."""
-    by_name = {f.filename: f for f in facts.files}
-    changed = [
-        _Changed(by_name[s.file], s.name, s.change)
-        for s in extract_symbols(facts.files, limit=_MAX_SYMBOLS)
-        if s.file.endswith(".py") and s.file in by_name
-    ]
-    touched: dict[str, set[str]] = {}
-    for c in changed:
-        touched.setdefault(c.file.filename, set()).add(c.name)
-    pr_paths = frozenset(by_name) | frozenset(
+@dataclass(frozen=True)
+class _Added:
+    file: ChangedFile
+    record: FileRecord
+    added: AddedDef
+
+
+def repo_context(
+    view: IndexView, facts: PullRequestFacts, *, base: Mapping[str, FileRecord] | None = None
+) -> RepoContext:
+    """Siblings, overrides and callers around the PR's changed Python functions. `base`:
+    the changed files' records at the PR's base (by their path there), when known."""
+    changed: list[_Changed] = []
+    added: list[_Added] = []
+    touched_names: dict[str, set[str]] = {}
+    exact_everywhere = True
+    for f in _python_files(facts.files):
+        path = f.previous_filename or f.filename
+        record = (base or {}).get(path)
+        exact = record is not None or bool(facts.base_sha and view.commit == facts.base_sha)
+        record = record or view.file(path)
+        if record is None:
+            continue
+        located = locate(record, f.patch or "", exact=exact)
+        exact_everywhere = exact_everywhere and exact
+        names = touched_names.setdefault(record.path, set())
+        for t in located.touched:
+            names.add(t.fn.name)
+            if len(changed) < _MAX_SYMBOLS:
+                changed.append(_Changed(f, record, t))
+        for a in located.added:
+            names.add(a.name)
+            if len(added) < _MAX_SYMBOLS:
+                added.append(_Added(f, record, a))
+    pr_paths = frozenset(f.filename for f in facts.files) | frozenset(
         f.previous_filename for f in facts.files if f.previous_filename
     )
-    records = {path: view.file(path) for path in touched}
+    meaningful = [
+        c for c in changed if c.touched.code or c.touched.signature_change() is not None
+    ]
+    callers = [_callers(view, c, pr_paths) for c in meaningful]
     return RepoContext(
         commit=view.commit,
-        siblings=tuple(_first(
-            _siblings(c, records.get(c.file.filename), touched[c.file.filename]) for c in changed
-        )),
-        overrides=tuple(_first(
-            _overrides(view, c, records.get(c.file.filename), facts.files) for c in changed
-        )),
-        callers=tuple(_first(
-            _callers(view, c, records.get(c.file.filename), pr_paths) for c in changed
-        )),
+        base=facts.base_sha if exact_everywhere and changed else "",
+        siblings=tuple(_first([
+            *(_siblings(c, touched_names[c.record.path]) for c in meaningful),
+            *(_added_siblings(a, touched_names[a.record.path]) for a in added),
+        ])),
+        overrides=tuple(_first(_overrides(view, c, facts.files) for c in meaningful)),
+        callers=(
+            *_first(c for c in callers if c is not None and c.breaking),
+            *_first(c for c in callers if c is not None and not c.breaking),
+        ),
     )
+
+
+def _python_files(files: Sequence[ChangedFile]) -> list[ChangedFile]:
+    """The changed Python files the index may know, most-changed first."""
+    python = [
+        f for f in files
+        if f.filename.endswith(".py") and f.patch and f.status not in ("added", "removed")
+    ]
+    python.sort(key=lambda f: (-f.changes, f.filename))
+    return python[:_MAX_FILES]
 
 
 def _first(found: Iterable[F | None]) -> list[F]:
@@ -95,32 +141,43 @@ def _first(found: Iterable[F | None]) -> list[F]:
     return kept
 
 
-def _defs(record: FileRecord | None, name: str) -> list[FunctionRecord]:
-    if record is None:
-        return []
-    return [fn for fn in record.functions if fn.name == name and fn.name != MODULE_CALLER]
-
-
-def _siblings(
-    c: _Changed, record: FileRecord | None, touched: set[str]
-) -> SiblingFinding | None:
-    if record is None or c.change == "removed" or c.name.startswith("test"):
+def _siblings(c: _Changed, touched: set[str]) -> SiblingFinding | None:
+    fn = c.touched.fn
+    if fn.name.startswith("test"):
         return None
-    defs = _defs(record, c.name)
-    # An added function is not in the index yet: its name is all we know of its shape,
-    # and its class is unknown, so look across the whole file.
-    fn = defs[0] if defs else None
-    for kind, value in _shape(fn, c.name):
+    candidates = [
+        other for other in c.record.functions
+        if other.nested_in is None
+        and other.class_name == fn.class_name
+        and other.name not in touched
+        # A function calling the changed one follows it already: not a look-alike.
+        and fn.name not in other.calls
+    ]
+    return _look_alikes(c.record, fn.qualname, fn.name, fn.params, fn.decorators, candidates)
+
+
+def _added_siblings(a: _Added, touched: set[str]) -> SiblingFinding | None:
+    # An added function is not in the index yet: its shape is what the patch shows, and
+    # its class is unknown, so look across the whole file.
+    if a.added.name.startswith("test"):
+        return None
+    candidates = [
+        other for other in a.record.functions
+        if other.nested_in is None and other.name not in touched
+    ]
+    return _look_alikes(a.record, a.added.name, a.added.name, a.added.params, (), candidates)
+
+
+def _look_alikes(
+    record: FileRecord, changed: str, name: str, params: tuple[str, ...],
+    decorators: tuple[str, ...], candidates: list[FunctionRecord],
+) -> SiblingFinding | None:
+    for kind, value in _shape(name, params, decorators):
         siblings = tuple(
-            other.qualname
-            for other in record.functions
-            if other.name != MODULE_CALLER
-            and other.name not in touched
-            and (fn is None or other.class_name == fn.class_name)
-            and _matches(kind, value, other)
+            other.qualname for other in candidates
+            if other.name != name and _matches(kind, value, name, params, other)
         )
         if siblings:
-            changed = fn.qualname if fn is not None else c.name
             return SiblingFinding(
                 file=record.path, changed=changed, shape=_shape_text(kind, value),
                 siblings=tuple(dict.fromkeys(siblings)),
@@ -129,21 +186,19 @@ def _siblings(
 
 
 def _overrides(
-    view: IndexView, c: _Changed, record: FileRecord | None, files: Sequence[ChangedFile]
+    view: IndexView, c: _Changed, files: Sequence[ChangedFile]
 ) -> OverrideFinding | None:
-    if record is None or c.change == "added" or c.name.startswith("__"):
+    fn = c.touched.fn
+    if fn.class_name is None or fn.name.startswith("__"):
         return None
-    for fn in _defs(record, c.name):
-        if fn.class_name is None:
-            continue
-        found = overriders(view, record, fn.class_name, c.name)
-        if found:
-            return OverrideFinding(
-                file=record.path, class_name=fn.class_name, method=c.name,
-                overriders=tuple(sorted(found)),
-                named_by_tests=_named_by_tests(found, files),
-            )
-    return None
+    found = overriders(view, c.record, fn.class_name, fn.name)
+    if not found:
+        return None
+    return OverrideFinding(
+        file=c.record.path, class_name=fn.class_name, method=fn.name,
+        overriders=tuple(sorted(found)), named_by_tests=_named_by_tests(found, files),
+        nested=tuple(c.touched.nested),
+    )
 
 
 def overriders(
@@ -225,50 +280,26 @@ def importers_of(module: str, name: str) -> set[str]:
 
 
 def _callers(
-    view: IndexView, c: _Changed, record: FileRecord | None, pr_paths: frozenset[str]
+    view: IndexView, c: _Changed, pr_paths: frozenset[str]
 ) -> CallerFinding | None:
-    if record is None or c.change == "added" or c.name.startswith("_"):
+    fn = c.touched.fn
+    if fn.class_name is not None or fn.name.startswith("_"):
         return None
-    defs = [fn for fn in _defs(record, c.name) if fn.class_name is None]
-    if not defs or not _signature_changed(c.file.patch or "", c.name, defs[0]):
+    change = c.touched.signature_change()
+    if change is None:
         return None
-    wanted = importers_of(record.module, c.name)
-    importing = view.importers(wanted)
+    importing = view.importers(importers_of(c.record.module, fn.name))
     sites = [
-        site for site in view.call_sites(c.name, _MAX_CALL_SITES)
+        site for site in view.call_sites(fn.name, _MAX_CALL_SITES)
         if site.path not in pr_paths and site.path in importing
     ]
     if not sites:
         return None
     return CallerFinding(
-        file=record.path, function=c.name, call_sites=sum(site.count for site in sites),
+        file=c.record.path, function=fn.name, call_sites=sum(site.count for site in sites),
         files=tuple(sorted({site.path for site in sites})),
+        breaking=not change.compatible, reasons=change.reasons,
     )
-
-
-def _signature_changed(patch: str, name: str, fn: FunctionRecord) -> bool:
-    """A `def name(` line was removed or added, or a changed line falls inside the indexed
-    signature (lines fn.line .. fn.body_line-1 of the default branch)."""
-    old = 0
-    for line in patch.split("\n"):
-        if line.startswith("@@"):
-            match = _HUNK.match(line)
-            old = int(match.group(1)) if match else 0
-            continue
-        if line.startswith(("+++", "---")) or not line:
-            continue
-        marker, code = line[0], line[1:400]
-        if marker in "+-":
-            definition = _DEF_LINE.match(code)
-            if definition and definition.group(1) == name:
-                return True
-        if marker == "-" and fn.line <= old < fn.body_line:
-            return True
-        if marker == "+" and fn.line < old < fn.body_line:
-            return True  # inserted between two lines of a multi-line signature
-        if marker in " -":
-            old += 1
-    return False
 
 
 def name_prefix(name: str) -> str | None:
@@ -289,26 +320,56 @@ def _distinctive(decorators: Sequence[str]) -> tuple[str, ...]:
     )
 
 
-def _shape(fn: FunctionRecord | None, name: str) -> list[tuple[str, object]]:
+def _named(params: Sequence[str]) -> tuple[str, ...]:
+    return tuple(n for n in (p.rstrip("=").lstrip("*") for p in params) if n)
+
+
+def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
+    first, second = set(_named(a)), set(_named(b))
+    if not first and not second:
+        return 1.0
+    return len(first & second) / len(first | second)
+
+
+def _shape(
+    name: str, params: tuple[str, ...], decorators: tuple[str, ...]
+) -> list[tuple[str, object]]:
     """The ways a function can have look-alikes, most telling first."""
     shapes: list[tuple[str, object]] = []
     prefix = name_prefix(name)
     if prefix:
         shapes.append(("prefix", prefix))
-    if fn is not None:
-        shapes.extend(("decorator", d) for d in _distinctive(fn.decorators))
-        named = [p for p in fn.params if not p.startswith("*")]
-        if len(named) >= 2:
-            shapes.append(("signature", fn.params))
+    shapes.extend(("decorator", d) for d in _distinctive(decorators))
+    if len(_named(params)) >= 2:
+        shapes.append(("signature", _named(params)))
     return shapes
 
 
-def _matches(kind: str, value: object, fn: FunctionRecord) -> bool:
+def _matches(
+    kind: str, value: object, name: str, params: tuple[str, ...], fn: FunctionRecord
+) -> bool:
+    """Same shape, not only a shared prefix: see each kind below."""
+    if kind == "signature":
+        return _named(fn.params) == value
     if kind == "prefix":
-        return isinstance(value, str) and fn.name.startswith(value) and fn.name != value
-    if kind == "decorator":
-        return value in fn.decorators
-    return fn.params == value
+        if not isinstance(value, str) or not fn.name.startswith(value) or fn.name == value:
+            return False
+        # One shared word is a naming habit: it takes the very same parameters. Two or
+        # more (`packed_nccl_broadcast_…`) and most parameters shared make a pair.
+        return _named(fn.params) == _named(params) or (
+            _shared_words(name, fn.name) >= 2 and _overlap(params, fn.params) >= _MIN_OVERLAP
+        )
+    return value in fn.decorators and _overlap(params, fn.params) >= _MIN_OVERLAP
+
+
+def _shared_words(first: str, second: str) -> int:
+    """Leading `_`-separated words two names share: `a_b_c`, `a_b_d` -> 2."""
+    shared = 0
+    for x, y in zip(first.strip("_").split("_"), second.strip("_").split("_"), strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def _shape_text(kind: str, value: object) -> str:

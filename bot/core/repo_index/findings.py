@@ -14,7 +14,9 @@ class SiblingFinding(BaseModel):
 
     file: str
     changed: str  # qualname
-    shape: str  # "prefix:_checked_" | "decorator:@register" | "signature:(x, y)"
+    # How they look alike: "prefix:_checked_" (the prefix and most parameters),
+    # "decorator:@register" (the decorator and most parameters), "signature:(x, y)".
+    shape: str
     siblings: tuple[str, ...]  # qualnames, in file order
 
 
@@ -27,6 +29,9 @@ class OverrideFinding(BaseModel):
     overriders: tuple[tuple[str, str], ...]  # (path, class), by path
     # Overriding files the PR's own test files name; None when the PR changes no test.
     named_by_tests: int | None = None
+    # Nested defs inside the method whose lines changed (the method is what overriders
+    # override; the nested ones say where in it the change is).
+    nested: tuple[str, ...] = ()
 
 
 class CallerFinding(BaseModel):
@@ -36,14 +41,21 @@ class CallerFinding(BaseModel):
     function: str
     call_sites: int
     files: tuple[str, ...]  # calling files outside the PR, by path
+    # False: the change only adds parameters with defaults (or *args/**kwargs): the
+    # callers are unaffected, and the digest only counts them in its collapsed part.
+    breaking: bool = True
+    reasons: tuple[str, ...] = ()  # what breaks them: "removed `port`", ...
 
 
 class RepoContext(BaseModel):
-    """Found in the index of the default branch at `commit`; empty lists when nothing was."""
+    """Found in the index at `commit`; empty lists when nothing was. `base` is the PR's
+    base commit when the changed files were read there (exactly), "" when their lines
+    were re-anchored onto the index's commit."""
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
     commit: str
+    base: str = ""
     siblings: tuple[SiblingFinding, ...] = ()
     overrides: tuple[OverrideFinding, ...] = ()
     callers: tuple[CallerFinding, ...] = ()
@@ -51,3 +63,11 @@ class RepoContext(BaseModel):
     @property
     def empty(self) -> bool:
         return not (self.siblings or self.overrides or self.callers)
+
+    @property
+    def breaking_callers(self) -> tuple[CallerFinding, ...]:
+        return tuple(c for c in self.callers if c.breaking)
+
+    @property
+    def unaffected_callers(self) -> tuple[CallerFinding, ...]:
+        return tuple(c for c in self.callers if not c.breaking)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from bot.core.repo_index.model import CallSite, ClassRef, FileRecord
 
@@ -27,11 +27,10 @@ class MemoryIndex:
             for base in dict.fromkeys(cls.bases):
                 self._subclasses[base].append(ClassRef(record.path, cls.name, cls.bases))
         for fn in record.functions:
-            if fn.class_name is not None:
+            if fn.class_name is not None and fn.nested_in is None:
                 self._methods[fn.name].add((record.path, fn.class_name))
-            for callee in fn.calls:
-                by_path = self._calls[callee]
-                by_path[record.path] = by_path.get(record.path, 0) + 1
+        for callee, count in record.calls:
+            self._calls[callee][record.path] = count
 
     @property
     def commit(self) -> str:
@@ -43,6 +42,9 @@ class MemoryIndex:
 
     def file(self, path: str) -> FileRecord | None:
         return self._files.get(path)
+
+    def records(self) -> Iterator[FileRecord]:
+        return iter(self._files.values())
 
     def subclasses(self, bases: Collection[str]) -> Sequence[ClassRef]:
         found: dict[tuple[str, str], ClassRef] = {}

@@ -10,20 +10,43 @@ from typing import Protocol
 @dataclass(frozen=True, slots=True)
 class FunctionRecord:
     """A function or method. `params` is the signature's shape: parameter names in order,
-    `*args`/`**kwargs` marked by their stars, `self`/`cls` left out."""
+    `*args`/`**kwargs` marked by their stars, a bare `*` for keyword-only ones, a
+    parameter with a default marked by a trailing `=`, `self`/`cls` left out."""
 
     name: str
-    class_name: str | None  # the enclosing class; None at module level (or nested in a def)
-    line: int
+    class_name: str | None  # the enclosing class; None at module level and when nested
+    line: int  # the `def` line
     end_line: int
     body_line: int  # first line of the body: lines line..body_line-1 are the signature
     decorators: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
-    calls: tuple[str, ...] = ()  # names called in the body (`f(...)`, `x.f(...)` -> "f")
+    # Names this function calls that are defined in the same file: who its callers
+    # among its look-alikes are. The calls across files are FileRecord.calls.
+    calls: tuple[str, ...] = ()
+    first_line: int = 0  # the first decorator's line; 0 means `line`
+    doc_line: int = 0  # the docstring's lines, 0 when there is none
+    doc_end: int = 0
+    # A def inside a def: the qualname of the outermost function or method it is in.
+    # Lines in it belong to that one; the queries never look at a nested def itself.
+    nested_in: str | None = None
+    # The source from `def` through the signature's colon, each line stripped: what
+    # re-anchors the function when the index was read at another commit than the PR's
+    # base, and what a signature change is read against.
+    signature: str = ""
 
     @property
     def qualname(self) -> str:
         return f"{self.class_name}.{self.name}" if self.class_name else self.name
+
+    @property
+    def start(self) -> int:
+        """The first line of the definition, decorators included."""
+        return self.first_line or self.line
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The parameter names, without the default markers."""
+        return tuple(p.rstrip("=") for p in self.params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +65,9 @@ class FileRecord:
     functions: tuple[FunctionRecord, ...] = ()
     # Modules this file imports, absolute and dotted; `from a.b import c` gives "a.b.c".
     imports: tuple[str, ...] = ()
+    # (name, how many times the file calls it): `f(...)` and `x.f(...)` both count as "f".
+    calls: tuple[tuple[str, int], ...] = ()
+    blob: str = ""  # git's blob SHA of the text the record was read from
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +81,7 @@ class ClassRef:
 class CallSite:
     path: str
     callee: str
-    count: int  # functions in `path` (top-level code counts as one) that call `callee`
+    count: int  # call expressions in `path` naming `callee`
 
 
 class IndexView(Protocol):
@@ -81,3 +107,12 @@ class IndexView(Protocol):
     def importers(self, modules: Collection[str]) -> frozenset[str]:
         """Paths of the files that import any of `modules` (dotted, as FileRecord.imports)."""
         ...
+
+
+def module_name(path: str) -> str:
+    """`vllm/utils/__init__.py` -> `vllm.utils`; `vllm/a/b.py` -> `vllm.a.b`."""
+    stem = path[:-3] if path.endswith(".py") else path
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)

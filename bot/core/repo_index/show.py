@@ -6,7 +6,6 @@ from collections.abc import Iterable
 
 from bot.core.repo_index.context import importers_of, overriders
 from bot.core.repo_index.model import FileRecord, IndexView
-from bot.core.repo_index.parse import MODULE_CALLER
 
 _SHOWN = 20
 
@@ -23,11 +22,11 @@ def describe_symbol(view: IndexView, records: Iterable[FileRecord], symbol: str)
                 subs = view.subclasses([cls.name])
                 lines.extend(f"  subclass {s.path}: {s.name}" for s in subs[:_SHOWN])
         for fn in record.functions:
-            if fn.name != name or fn.name == MODULE_CALLER or (owner and fn.class_name != owner):
+            if fn.name != name or fn.nested_in is not None or (owner and fn.class_name != owner):
                 continue
             decorators = "".join(f"@{d} " for d in fn.decorators)
             lines.append(
-                f"{record.path}:{fn.line}: {decorators}def {fn.qualname}({', '.join(fn.params)})"
+                f"{record.path}:{fn.line}: {decorators}def {fn.qualname}({', '.join(fn.names)})"
             )
             if fn.class_name is not None:
                 found = overriders(view, record, fn.class_name, fn.name)

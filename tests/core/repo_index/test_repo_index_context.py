@@ -49,8 +49,9 @@ EXPECTED = RepoContext(
     callers=(CallerFinding(
         # elsewhere.py calls its own `enable_sync_checks`; worker.py's method of that name
         # is not a call; runner.py calls it twice and worker.py through a module alias.
+        # The PR only adds a keyword-only parameter with a default: they are unaffected.
         file="vllm/utils/gpu_sync_debug.py", function="enable_sync_checks", call_sites=3,
-        files=("vllm/engine/runner.py", "vllm/engine/worker.py"),
+        files=("vllm/engine/runner.py", "vllm/engine/worker.py"), breaking=False,
     ),),
 )
 
@@ -91,19 +92,32 @@ API = "def serve(\n    host,\n    port,\n):\n    return host, port\n"
 CLI = "from vllm.api import serve\n\n\ndef main():\n    serve('0.0.0.0', 8000)\n"
 
 
-@pytest.mark.parametrize("patch", [
+@pytest.mark.parametrize(("patch", "breaking", "reasons"), [
     # A parameter line replaced inside the multi-line signature (lines 1-4).
-    "@@ -2,3 +2,4 @@ def serve(\n     host,\n-    port,\n+    port,\n+    timeout=10,\n ):",
-    # A parameter line inserted between two of its lines.
-    "@@ -2,3 +2,4 @@ def serve(\n     host,\n+    timeout=10,\n     port,\n ):",
+    ("@@ -2,3 +2,4 @@ def serve(\n     host,\n-    port,\n+    port,\n+    timeout=10,\n ):",
+     False, ()),
+    # A parameter line inserted between two of its lines, with a default: still breaks
+    # the callers that pass `port` by position.
+    ("@@ -2,3 +2,4 @@ def serve(\n     host,\n+    timeout=10,\n     port,\n ):",
+     True, ("positional parameters moved",)),
+    ("@@ -2,3 +2,4 @@ def serve(\n     host,\n     port,\n+    timeout,\n ):",
+     True, ("new required `timeout`",)),
+    ("@@ -1,4 +1,3 @@\n def serve(\n     host,\n-    port,\n ):", True, ("removed `port`",)),
+    ("@@ -2,3 +2,3 @@ def serve(\n-    host,\n-    port,\n+    port,\n+    host,\n ):",
+     True, ("positional parameters moved",)),
+    ("@@ -1,4 +1,4 @@\n-def serve(\n+def serve(*,\n     host,\n     port,\n ):",
+     True, ("`host` became keyword-only", "`port` became keyword-only")),
 ])
-def test_a_change_inside_a_multi_line_signature_lists_the_callers(patch: str) -> None:
+def test_a_signature_change_counts_its_callers_and_lists_them_only_when_it_breaks(
+    patch: str, breaking: bool, reasons: tuple[str, ...],
+) -> None:
     records = [_record("vllm/api.py", API), _record("vllm/cli.py", CLI)]
     facts = PullRequestFacts(files=(
         ChangedFile(filename="vllm/api.py", additions=2, deletions=1, patch=patch),
     ))
     (caller,) = repo_context(MemoryIndex(records), facts).callers
     assert (caller.function, caller.files) == ("serve", ("vllm/cli.py",))
+    assert (caller.breaking, caller.reasons) == (breaking, reasons)
 
 
 def _record(path: str, text: str) -> FileRecord:
@@ -119,6 +133,34 @@ def test_callers_inside_the_pr_are_not_listed() -> None:
     facts = facts.model_copy(update={"files": (*facts.files, runner)})
     (caller,) = repo_context(tree_index(), facts).callers
     assert (caller.call_sites, caller.files) == (1, ("vllm/engine/worker.py",))
+
+
+@pytest.mark.parametrize(("added", "siblings"), [
+    # A new top-level function shaped like three untouched ones.
+    ("+def _checked_pin(self, *args, **kwargs):\n+    return self",
+     ("_checked_to", "_checked_cuda", "_checked_copy_")),
+    # Same prefix, other parameters: a naming habit, not a look-alike.
+    ("+def _checked_pin(tensor):\n+    return tensor", ()),
+])
+def test_an_added_function_has_look_alikes_of_the_same_shape(
+    added: str, siblings: tuple[str, ...]
+) -> None:
+    patch = f"@@ -30,0 +31,3 @@ def enable_sync_checks(mode, strict):\n+\n{added}"
+    facts = PullRequestFacts(files=(ChangedFile(
+        filename="vllm/utils/gpu_sync_debug.py", additions=3, patch=patch),))
+    found = repo_context(tree_index(), facts).siblings
+    assert tuple(s for f in found for s in f.siblings) == siblings
+
+
+def test_a_def_added_inside_a_function_is_not_a_new_function() -> None:
+    patch = ("@@ -13,1 +13,3 @@ def _checked_to(self, *args, **kwargs):\n"
+             "     if _active_check_mode() is not None:\n"
+             "+        def _checked_inner(self, *args, **kwargs):\n+            return self")
+    facts = PullRequestFacts(files=(ChangedFile(
+        filename="vllm/utils/gpu_sync_debug.py", additions=2, patch=patch),))
+    # The change is `_checked_to`'s own: its look-alikes, never the nested helper's.
+    (found,) = repo_context(tree_index(), facts).siblings
+    assert found.changed == "_checked_to"
 
 
 def test_no_findings_for_files_the_index_does_not_know() -> None:

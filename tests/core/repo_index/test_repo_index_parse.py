@@ -1,4 +1,4 @@
-"""Source text -> index records, with `ast` only; bad input is a counted skip, never a crash."""
+"""Source text -> index records, with tree-sitter; bad input is a counted skip, never a crash."""
 
 from __future__ import annotations
 
@@ -27,8 +27,13 @@ def test_classes_methods_decorators_signatures_and_calls() -> None:
     assert update.class_name == "BaseMultiModalProcessor"
     assert update.decorators == ("abstractmethod",)
     assert update.params == ("mm_items", "hf_processor_mm_kwargs", "out_mm_kwargs")
-    assert (update.line, update.body_line, update.end_line) == (11, 12, 12)
+    assert (update.first_line, update.line, update.body_line, update.end_line) == (10, 11, 12, 12)
+    assert update.signature == (
+        "def _get_prompt_updates(self, mm_items, hf_processor_mm_kwargs, out_mm_kwargs):"
+    )
+    # Calls to functions of the same file, per function; every call, per file.
     assert by_name["apply"].calls == ("_get_prompt_updates", "_call_hf_processor")
+    assert ("call_hf_processor", 1) in record.calls
 
 
 def test_signature_shape_marks_stars_and_drops_self() -> None:
@@ -48,9 +53,27 @@ def test_signature_shape_marks_stars_and_drops_self() -> None:
 
 
 def test_multi_line_signature_span_ends_where_the_body_starts() -> None:
-    record = _parse("m.py", "def f(\n    a,\n    b,\n) -> None:\n    return None\n")
+    record = _parse("m.py", "def f(\n    a,\n    b=1,\n) -> None:\n    return None\n")
     (fn,) = record.functions
     assert (fn.line, fn.body_line, fn.end_line) == (1, 5, 5)
+    assert fn.params == ("a", "b=")  # `=`: the parameter has a default
+    assert fn.signature == "def f(\na,\nb=1,\n) -> None:"
+
+
+def test_docstrings_and_nested_defs_are_spans_of_their_function() -> None:
+    record = _parse("m.py", (
+        "class A:\n"
+        "    def run(self, x):\n"
+        "        \"\"\"Run it.\n\n        Twice.\"\"\"\n"
+        "        def _helper(y):\n"
+        "            return y\n"
+        "        return _helper(x)\n"
+    ))
+    run, helper = record.functions
+    assert (run.qualname, run.doc_line, run.doc_end, run.nested_in) == ("A.run", 3, 5, None)
+    assert (helper.name, helper.class_name, helper.nested_in) == ("_helper", None, "A.run")
+    assert (helper.line, helper.end_line) == (6, 7)
+    assert run.calls == ("_helper",)
 
 
 def test_imports_are_absolute_even_when_relative() -> None:
@@ -75,9 +98,10 @@ def test_definitions_under_if_and_try_blocks_are_found() -> None:
     assert [(c.name, c.bases) for c in record.classes] == [("Late", ("Base",))]
 
 
-def test_module_level_calls_are_kept_under_a_pseudo_caller() -> None:
-    record = _parse("m.py", "register(Model)\ndef f(): pass\n")
-    assert [(f.name, f.calls) for f in record.functions] == [("f", ()), ("<module>", ("register",))]
+def test_every_call_in_the_file_is_counted_by_name() -> None:
+    record = _parse("m.py", "register(Model)\ndef f():\n    x.register(g(1))\n")
+    assert [(f.name, f.calls) for f in record.functions] == [("f", ())]
+    assert record.calls == (("g", 1), ("register", 2))
 
 
 @pytest.mark.parametrize(("data", "reason"), [
@@ -93,9 +117,21 @@ def test_bad_files_are_skipped_with_a_reason(data: bytes, reason: str) -> None:
 def test_pathologically_deep_code_is_a_skip_not_a_crash() -> None:
     deep = ("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n").encode()
     nested = "".join(" " * i + "if x:\n" for i in range(150)) + " " * 150 + "pass\n"
-    assert isinstance(parse_python("deep.py", deep), Skipped)
+    assert parse_python("deep.py", deep) == Skipped("deep.py", "too-deep")
     result = parse_python("nested.py", nested.encode())
     assert isinstance(result, Skipped | FileRecord)
+
+
+def test_a_call_chain_a_hundred_thousand_deep_is_read_in_bounded_time() -> None:
+    """tree-sitter's query takes minutes on `f(a)(a)(a)…` a hundred thousand deep (past
+    some depth its matching turns quadratic); no match starts deeper than a bound, so
+    the file is read in well under a second."""
+    import time
+
+    data = ("def g():\n    return f" + "(aaaa)" * 100_000 + "\n").encode()
+    started = time.process_time()
+    assert isinstance(parse_python("chain.py", data, max_bytes=10**7), FileRecord)
+    assert time.process_time() - started < 5.0
 
 
 @pytest.mark.parametrize(("path", "module"), [

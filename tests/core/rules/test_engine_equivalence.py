@@ -124,6 +124,10 @@ def test_patch_texts_hold_every_candidate_and_the_same_added_texts(patches: list
     assert texts.size >= sum(map(len, prepared.encoded))  # the budget's bound
     kept = [i for i, (_, text) in enumerate(full) if text]  # AddedTexts' files
     for literals in SCANNER.literals:
+        if literals is not None and any("\n" in o for o in literals.options):
+            # _PatchTexts answers only for literals without "\n" (a scanner holding one
+            # never uses it: `_patch_presence`); hypothesis found "o\nb" across lines.
+            continue
         listed = {kept[i] for i, _ in prepared.candidates(literals)}
         may_match = texts.may_match(literals)
         assert listed <= {i for i in range(len(named)) if may_match(i)}
