@@ -66,7 +66,10 @@ def build_digest(
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
     risks = assess_risks(facts, body, areas, rules.risks, lang, ci=ci)
-    call = judge_verdict(facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True)
+    call = judge_verdict(
+        facts, areas, risks, lang, admitted=bool(body.not_run), ranked=True,
+        findings=bool(repo_context and not repo_context.empty),
+    )
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
