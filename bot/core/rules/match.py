@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.core.facts import PullRequestFacts
 from bot.core.render.i18n import t
+from bot.core.rules.added import added_lines
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER
@@ -13,6 +16,10 @@ from bot.core.vocabulary import AreaMatch, ChecklistItem, Evidence, Lang, TraceE
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
 MAX_NOTES = 3
+# An added line that only imports a name, or one in a test, says the PR *uses* an area's
+# name, not that it changes the area: alone it never opens one (issue 27).
+_IMPORT_LINE = re.compile(r"\s*(?:from\s+[\w.]+\s+import\b|import\s+\w|#\s*include\b)")
+_WEAK_ADDED = "only added lines in tests or imports matched: not enough to open the area"
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,31 @@ def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
     others = [e for e in unique if e.kind != "path"]
     # Non-path reasons first: a title or label is rarer and says more than file #17.
     return tuple(reason.evidence() for reason in (others + paths)[:MAX_REASONS])
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return path.startswith("tests/") or "/tests/" in path or name.startswith(("test_", "conftest"))
+
+
+def _weak_added(reason: Reason, patches: Mapping[str, str]) -> bool:
+    """An added-line reason (subject `file: phrase`) on a test file, or whose phrase is
+    found on the file's added lines only where they import it."""
+    path, _, phrase = reason.subject.partition(": ")
+    if _is_test_file(path):
+        return True
+    phrase = phrase.removesuffix("…")
+    lines = [line for line in added_lines(patches.get(path) or "") if phrase in line]
+    return bool(lines) and all(_IMPORT_LINE.match(line) for line in lines)
+
+
+def _opens(outcome: Outcome, facts: PullRequestFacts) -> bool:
+    """A path, a title, a label, the body... opens an area; added lines only when one
+    of them is neither in a test nor an import."""
+    if all(r.kind != "added" for r in outcome.evidence):
+        return True
+    patches = {f.filename: f.patch or "" for f in facts.files}
+    return any(r.kind != "added" or not _weak_added(r, patches) for r in outcome.evidence)
 
 
 def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -> bool:
@@ -85,6 +117,8 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatc
     trace: list[TraceEntry] = []
     for area in rules.areas:
         outcome = evaluate(area.match, scan, area.id)
+        if outcome.ok and not _opens(outcome, facts):
+            outcome = Outcome(ok=False, evidence=outcome.evidence, notes=[_WEAK_ADDED])
         if outcome.ok:
             matches.append(_area_match(area, outcome, scan, lang))
         trace.append(_trace(area, outcome, len(set(outcome.files)), lang))

@@ -214,3 +214,23 @@ def test_real_vllm_prs(number: int, expected: set[str]) -> None:
     result = replace(result, areas=weigh_areas(facts, result.areas, rules.risks))
     assert {a.id for a in result.areas} == expected
     assert len(result.trace) == len(rules.areas)
+
+
+def _patch(*added: str) -> str:
+    return f"@@ -1,1 +1,{len(added) + 1} @@\n context\n" + "".join(f"+{a}\n" for a in added)
+
+
+def test_a_token_on_a_test_or_import_line_alone_opens_no_area() -> None:
+    rules = one_rule("{added: 'LoRARequest'}")
+    use = "from vllm.lora.request import LoRARequest"
+    assert not fired(rules, facts("vllm/entrypoints/llm.py", patch=_patch(use)))
+    in_test = "    req = LoRARequest('a', 1, '/p')"
+    assert not fired(rules, facts("tests/entrypoints/test_llm.py", patch=_patch(in_test)))
+    assert not fired(rules, facts("vllm/x/test_utils.py", patch=_patch(in_test)))
+    # The same token on a line of production code does open it...
+    assert fired(rules, facts("vllm/entrypoints/llm.py", patch=_patch(in_test)))
+    # ...and so does any other signal beside the weak line.
+    both = one_rule("{any: [{added: 'LoRARequest'}, {title: 'LoRA'}]}")
+    assert fired(both, facts("tests/a/test_b.py", patch=_patch(in_test), title="LoRA fix"))
+    trace = match_areas(facts("tests/t/test_a.py", patch=_patch(in_test)), rules, "en").trace
+    assert "tests or imports" in trace[0].note
