@@ -19,6 +19,14 @@ MAX_NOTES = 3
 # An added line that only imports a name, or one in a test, says the PR *uses* an area's
 # name, not that it changes the area: alone it never opens one (issue 27).
 _IMPORT_LINE = re.compile(r"\s*(?:from\s+[\w.]+\s+import\b|import\s+\w|#\s*include\b)")
+# A checklist item that asks for a test to *exist* under a tests/ path ("A test under
+# tests/entrypoints ...", "A tests/kernels test ...", "tests/models/registry.py has an
+# entry ...") is already met when the PR adds lines there: the file list answers it.
+_ASKS_FOR_TEST = re.compile(
+    r"^(?:A\s+test\s+(?:under|in)\s+`?(tests/[\w./-]+?)`?[\s,.]"
+    r"|A\s+`?(tests/[\w./-]+?)`?\s+test\b"
+    r"|`?(tests/[\w./-]+\.py)`?\s+has\s+an?\s+entry\b)"
+)
 _WEAK_ADDED = "only added lines in tests or imports matched: not enough to open the area"
 
 
@@ -64,6 +72,17 @@ def _opens(outcome: Outcome, facts: PullRequestFacts) -> bool:
     return any(r.kind != "added" or not _weak_added(r, patches) for r in outcome.evidence)
 
 
+def _met_by_files(item_en: str, facts: PullRequestFacts) -> bool:
+    asked = _ASKS_FOR_TEST.match(item_en)
+    if asked is None:
+        return False
+    where = next(group for group in asked.groups() if group).rstrip("/")
+    return any(
+        f.additions > 0 and (f.filename == where or f.filename.startswith(where + "/"))
+        for f in facts.files
+    )
+
+
 def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -> bool:
     return when is None or evaluate(when, scan, rule).ok
 
@@ -89,7 +108,7 @@ def _area_match(
         checklist=tuple(
             ChecklistItem(id=c.id, text=c.text.text(lang))
             for c in area.checklist
-            if _applies(c.when, scan, area.id)
+            if _applies(c.when, scan, area.id) and not _met_by_files(c.text.en, scan.facts)
         ),
         ci_areas=area.ci_areas,
         labels=area.labels,

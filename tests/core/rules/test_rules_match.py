@@ -234,3 +234,32 @@ def test_a_token_on_a_test_or_import_line_alone_opens_no_area() -> None:
     assert fired(both, facts("tests/a/test_b.py", patch=_patch(in_test), title="LoRA fix"))
     trace = match_areas(facts("tests/t/test_a.py", patch=_patch(in_test)), rules, "en").trace
     assert "tests or imports" in trace[0].note
+
+
+def test_a_checklist_item_the_file_list_already_meets_is_dropped() -> None:
+    rules = one_rule(
+        "{paths: ['vllm/**']}",
+        "checklist:\n"
+        "  - id: wants-test\n    text: {en: 'A test under tests/entrypoints that sends it.',"
+        " zh: 在 tests/entrypoints 下加测试}\n"
+        "  - id: wants-kernel-test\n    text: 'A tests/kernels test against a reference.'\n"
+        "  - id: wants-entry\n    text: 'tests/models/registry.py has an entry for it.'\n"
+        "  - id: wants-a-run\n    text: 'tests/entrypoints pass on this head.'\n",
+    )
+
+    def items(*files: tuple[str, int]) -> list[str]:
+        changed = (
+            ChangedFile(filename="vllm/a.py", additions=3),
+            *(ChangedFile(filename=name, additions=added) for name, added in files),
+        )
+        (area,) = match_areas(PullRequestFacts(files=changed), rules, "zh").areas
+        return [c.id for c in area.checklist]
+
+    every = ["wants-test", "wants-kernel-test", "wants-entry", "wants-a-run"]
+    assert items() == every
+    assert items(("tests/entrypoints/openai/test_x.py", 40)) == every[1:]
+    assert items(("tests/kernels/test_k.py", 9), ("tests/models/registry.py", 1)) == [
+        "wants-test", "wants-a-run"
+    ]
+    # A deleted test or a look-alike folder meets nothing; a result is never met by files.
+    assert items(("tests/entrypoints/test_gone.py", 0), ("tests/entrypoints_x/t.py", 5)) == every
