@@ -1,8 +1,15 @@
-"""How good is the digest on real vLLM PRs? Risk precision, verdicts, areas, length.
+"""How good is the digest on real vLLM PRs? Noise per PR first, then risks, areas, length.
 
-Run: python -m bench quality [--json PATH] [--holdout]
+Run: python -m bench quality [--json PATH] [--holdout] [--real-config DIR] [--no-items]
 
-Cases: every labelled case in tests/fixtures/cases/ — `vllm_prs.json` (a reviewer's
+First, the real-patch set (bench/quality_real.py, whose docstring defines a "visible
+item"): 25 vLLM PRs with their real patches, each digested with vLLM's own config at the
+base as the service reads it (`--real-config`, default tests/fixtures/vllm_config/0.34.0).
+It prints each PR's visible items and scores them against bench/judged/real_prs.yaml:
+noise items per PR (mean, max), unjudged items, recall of the judged PR-specific useful
+items, median and max visible lines.
+
+Then the older cases: every labelled case in tests/fixtures/cases/ — `vllm_prs.json` (a reviewer's
 `area_expected`) and `reviewer_asks.json` (what the reviewers of each PR actually asked
 for, quoted, plus `areas_truth`). File lists are partial and line counts were not
 recorded, so the digest runs on what a partial-data run would see.
@@ -35,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import quality_real
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest
@@ -416,6 +424,18 @@ def _repo_config(directory: Path) -> RepoConfig:
     return read_repo_config(files)
 
 
+def run_real(rules: RuleSet, config: RepoConfig) -> quality_real.RealReport:
+    """The real-patch set, digested with `config` as the base's repository config."""
+
+    def render(facts: PullRequestFacts) -> tuple[str, list[str]]:
+        digest = build_digest(facts, rules, "en", repo_config=config)
+        return digest.verdict, visible_lines(render_digest(digest))
+
+    return quality_real.measure_real(
+        quality_real.load_real_cases(), render, quality_real.load_judged()
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench quality", description=__doc__)
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
@@ -428,10 +448,22 @@ def main(argv: Sequence[str] | None = None) -> int:
              ".buildkite/, mergify.yml, the PR template), as the service reads a base's; "
              "e.g. tests/fixtures/vllm_config/0.34.0",
     )
+    parser.add_argument(
+        "--real-config", type=Path, default=quality_real.DEFAULT_CONFIG_DIR, metavar="DIR",
+        help="the base checkout whose config digests the real-patch set (default: vLLM "
+             "0.34.0's, tests/fixtures/vllm_config/0.34.0)",
+    )
+    parser.add_argument(
+        "--no-items", action="store_true", help="do not print each real PR's visible items"
+    )
     args = parser.parse_args(argv)
     rules = load_rules(RULES_DIR)
+    real = run_real(rules, _repo_config(args.real_config))
+    print(quality_real.format_real(real, show_items=not args.no_items))
+    print()
     cases = load_cases()
-    result: dict[str, Any] = {"all": measure(cases, rules).summary()}
+    result: dict[str, Any] = {"real": real.summary()}
+    result["all"] = measure(cases, rules).summary()
     if args.repo_dir is not None:
         config = _repo_config(args.repo_dir)
         result["all, with the repository's config"] = measure(
@@ -441,6 +473,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["tune"] = measure([c for c in cases if not c.holdout], rules).summary()
         result["holdout"] = measure([c for c in cases if c.holdout], rules).summary()
     for name, summary in result.items():
+        if name == "real":
+            continue
         print(format_report(summary, f"digest quality: {name} cases"))
         print()
     if args.json:

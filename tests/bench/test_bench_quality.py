@@ -54,7 +54,8 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "q.json"
     assert main(["--json", str(out), "--holdout"]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert set(data) == {"all", "tune", "holdout"}
+    assert set(data) == {"real", "all", "tune", "holdout"}
+    assert data["real"]["prs"] == 25
     assert data["tune"]["cases"] + data["holdout"]["cases"] == data["all"]["cases"]
 
 

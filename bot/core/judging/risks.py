@@ -142,6 +142,27 @@ _STRONG, _MEDIUM, _NONE = 2, 1, 0
 _MAX_PATCH_LINES = 4000
 
 
+# A debugging aid (vllm/utils/gpu_sync_debug.py, *_debug.py): not production numerics.
+_DEBUG_HELPER = re.compile(r"(?:^|[_./-])debug(?:[_./-]|$)")
+# A Markdown table row with at least two cells holding a number: posted measurements.
+_TABLE_ROW = re.compile(r"^[ \t]{0,8}\|")
+_NUMBER_CELL = re.compile(r"\d")
+_MAX_BODY_LINES = 2000
+
+
+def posts_numbers(text: str) -> bool:
+    """Whether the description posts a table of numbers (benchmark or eval results):
+    a reviewer reads those before asking for a GPU evaluation."""
+    rows = 0
+    for line in text.split("\n", _MAX_BODY_LINES)[:_MAX_BODY_LINES]:
+        if _TABLE_ROW.match(line):
+            cells = line[:2000].split("|")
+            rows += sum(1 for cell in cells if _NUMBER_CELL.search(cell)) >= 2
+            if rows >= 2:
+                return True
+    return False
+
+
 # A line (split at "\n") starting with "+" but not "+++", without its "+".
 _ADDED_LINE = re.compile(r"^\+(?!\+\+)(.*)", re.MULTILINE)
 
@@ -299,6 +320,8 @@ def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
         name = changed.filename
         if changed.status == "removed" or name in tests or name in docs_ci:
             continue
+        if _DEBUG_HELPER.search(name.rsplit("/", 1)[-1]):
+            continue
         code = name in numerics_code
         if not code and name not in claimed:
             continue
@@ -321,7 +344,7 @@ def _missing_gpu_eval(ctx: _Context) -> Risk | None:
     numerics_areas = [a for a in ctx.areas if a.numerics]
     if strength == _NONE and not (admitted and numerics_areas):
         return None
-    if ctx.body.accuracy_evidence and not admitted:
+    if (ctx.body.accuracy_evidence or posts_numbers(ctx.body.text)) and not admitted:
         return None
     # High: an admitted gap in numerics code, or kernel/forward compute where the
     # description says nothing about testing at all. Medium: a test plan without a

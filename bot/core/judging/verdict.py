@@ -96,7 +96,7 @@ def judge_verdict(
     `ranked`: `areas` are already in `rank_areas` order (ranking them again, a sort
     by the same key, keeps that order). `repo_findings`: the symbol index found code
     around the change to look at; a change that would be quiet is then a skim, so the
-    findings are posted (a quiet verdict posts no digest)."""
+    findings are posted (a quiet verdict posts no digest); so is an open medium risk."""
     ranked_areas = tuple(areas) if ranked else rank_areas(facts, areas)
     loud = [a for a in ranked_areas if not a.quiet]
     lead = loud[0] if loud else None
@@ -108,9 +108,12 @@ def judge_verdict(
     rank = CRITICALITY_RANK[lead.criticality] if lead else 0
     deep_by_size = DEEP_LINES_BY_CRITICALITY.get(lead.criticality) if lead else None
 
+    # `quiet` says there is nothing to say: an open medium risk or a repository finding
+    # is something, so such a PR is at least a skim.
+    something = repo_findings or any(r.severity != "low" for r in risks)
     verdict: Verdict
     if lead is None and not high_risk:
-        verdict = "skim" if repo_findings else "quiet"
+        verdict = "skim" if something else "quiet"
     elif small and not (admitted and high_risk):
         tiny = code <= TINY_LINES
         verdict = "skim" if tiny and rank <= 1 and not high_risk else "read"

@@ -99,7 +99,12 @@ _SKIP_HEADINGS = tuple(
 _SKIP_STARTS = ("cc ", "fix #", "fixes #", "closes #", "resolves #", "ai assistance", "signed-off")
 _AUTHOR_SUBJECTS = ("this pr", "this change", "this patch", "we ", "i ", "instead", "the fix")
 _WEAKER_BY = 4
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
+# A sentence ends at . ! ? (or at one closing a bold span: "... restores it.** The ...").
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]\*\*))\s+(?=[A-Z`*\"(])")
+# Where a copy of the description was cut: what is around it is not the author's sentence.
+_ELISION = ("[...", "[…", "(...)")
+_CODE_SPAN = re.compile(r"`[^`\n]{0,400}`")
+_BOLD_MARK = re.compile(r"(?<!\*)\*\*(?!\*)")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.")
 _TICKED = re.compile(r"`([^`\n]{1,160})`")
 
@@ -185,10 +190,19 @@ def _sentences(body: str | None) -> Iterator[tuple[ProseUnit, str]]:
         for sentence in _clauses(_split(unit.text)):
             if len(sentence) < _MIN_CHARS or sentence.lower().startswith(_SKIP_STARTS):
                 continue
+            # A quote is a whole sentence as written: not one cut out of a bold span
+            # (unbalanced `**`) nor one with an elision in it.
+            if _cut(sentence):
+                continue
             count += 1
             if count > _MAX_SENTENCES:
                 return
             yield unit, sentence
+
+
+def _cut(sentence: str) -> bool:
+    prose = _CODE_SPAN.sub("", sentence)
+    return len(_BOLD_MARK.findall(prose)) % 2 == 1 or any(m in prose for m in _ELISION)
 
 
 def _split(text: str) -> list[str]:

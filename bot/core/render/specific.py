@@ -108,9 +108,11 @@ def check_lines(digest: Digest) -> Iterator[str]:
     specific = _specific_files(digest)
     for area in digest.areas:
         # A question this PR's own content triggered is specific; a standing one is
-        # shown only when nothing else was found in the area's files, and only one.
+        # shown only when nothing else was found in the area's files, and only one. An
+        # area matched by no file (a title word) has no code of its own to ask about.
         triggered = area.focus_triggered[:MAX_TRIGGERED_SHOWN]
-        standing = () if specific & set(area.files) or triggered else area.focus[:1]
+        quiet_here = not area.files or specific & set(area.files)
+        standing = () if quiet_here or triggered else area.focus[:1]
         for question in (*triggered, *standing):
             title = sanitize_trusted(area.title, 120)
             yield f"- **{title}**{t(lang, 'render.colon')}{sanitize_trusted(question, 300)}"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.core.facts import PullRequestFacts
 from bot.core.render.i18n import t
+from bot.core.rules.added import added_lines
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER
@@ -13,6 +16,18 @@ from bot.core.vocabulary import AreaMatch, ChecklistItem, Evidence, Lang, TraceE
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
 MAX_NOTES = 3
+# An added line that only imports a name, or one in a test, says the PR *uses* an area's
+# name, not that it changes the area: alone it never opens one (issue 27).
+_IMPORT_LINE = re.compile(r"\s*(?:from\s+[\w.]+\s+import\b|import\s+\w|#\s*include\b)")
+# A checklist item that asks for a test to *exist* under a tests/ path ("A test under
+# tests/entrypoints ...", "A tests/kernels test ...", "tests/models/registry.py has an
+# entry ...") is already met when the PR adds lines there: the file list answers it.
+_ASKS_FOR_TEST = re.compile(
+    r"^(?:A\s+test\s+(?:under|in)\s+`?(tests/[\w./-]+?)`?[\s,.]"
+    r"|A\s+`?(tests/[\w./-]+?)`?\s+test\b"
+    r"|`?(tests/[\w./-]+\.py)`?\s+has\s+an?\s+entry\b)"
+)
+_WEAK_ADDED = "only added lines in tests or imports matched: not enough to open the area"
 
 
 @dataclass(frozen=True)
@@ -30,6 +45,42 @@ def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
     others = [e for e in unique if e.kind != "path"]
     # Non-path reasons first: a title or label is rarer and says more than file #17.
     return tuple(reason.evidence() for reason in (others + paths)[:MAX_REASONS])
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return path.startswith("tests/") or "/tests/" in path or name.startswith(("test_", "conftest"))
+
+
+def _weak_added(reason: Reason, patches: Mapping[str, str]) -> bool:
+    """An added-line reason (subject `file: phrase`) on a test file, or whose phrase is
+    found on the file's added lines only where they import it."""
+    path, _, phrase = reason.subject.partition(": ")
+    if _is_test_file(path):
+        return True
+    phrase = phrase.removesuffix("…")
+    lines = [line for line in added_lines(patches.get(path) or "") if phrase in line]
+    return bool(lines) and all(_IMPORT_LINE.match(line) for line in lines)
+
+
+def _opens(outcome: Outcome, facts: PullRequestFacts) -> bool:
+    """A path, a title, a label, the body... opens an area; added lines only when one
+    of them is neither in a test nor an import."""
+    if all(r.kind != "added" for r in outcome.evidence):
+        return True
+    patches = {f.filename: f.patch or "" for f in facts.files}
+    return any(r.kind != "added" or not _weak_added(r, patches) for r in outcome.evidence)
+
+
+def _met_by_files(item_en: str, facts: PullRequestFacts) -> bool:
+    asked = _ASKS_FOR_TEST.match(item_en)
+    if asked is None:
+        return False
+    where = next(group for group in asked.groups() if group).rstrip("/")
+    return any(
+        f.additions > 0 and (f.filename == where or f.filename.startswith(where + "/"))
+        for f in facts.files
+    )
 
 
 def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -> bool:
@@ -57,7 +108,7 @@ def _area_match(
         checklist=tuple(
             ChecklistItem(id=c.id, text=c.text.text(lang))
             for c in area.checklist
-            if _applies(c.when, scan, area.id)
+            if _applies(c.when, scan, area.id) and not _met_by_files(c.text.en, scan.facts)
         ),
         ci_areas=area.ci_areas,
         labels=area.labels,
@@ -85,6 +136,8 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatc
     trace: list[TraceEntry] = []
     for area in rules.areas:
         outcome = evaluate(area.match, scan, area.id)
+        if outcome.ok and not _opens(outcome, facts):
+            outcome = Outcome(ok=False, evidence=outcome.evidence, notes=[_WEAK_ADDED])
         if outcome.ok:
             matches.append(_area_match(area, outcome, scan, lang))
         trace.append(_trace(area, outcome, len(set(outcome.files)), lang))

@@ -275,3 +275,25 @@ def test_a_change_of_at_most_20_lines_is_never_a_deep_read_unless_a_gap_is_admit
         digest = build_digest(facts, rules, "en")
         if not parse_body(facts.body).not_run:
             assert digest.verdict != "deep-read", case.number
+
+
+def test_a_posted_table_of_numbers_clears_it_and_one_row_does_not() -> None:
+    files = (_patched(MOE, "    out = torch.softmax(logits.float(), dim=-1)"),)
+    bench = (
+        "| shape | before | after |\n| --- | ---: | ---: |\n"
+        "| 4096x2560 | 165 TFLOPS | 171 TFLOPS |\n| 5120x5120 | 117 | 124 |\n"
+    )
+    assert "missing-gpu-eval" not in _risks(files, SILENT + bench)
+    one_row = "| length | result |\n| --- | --- |\n| 87382 | ok |\n| 87383 | crash |\n"
+    assert "missing-gpu-eval" in _risks(files, SILENT + one_row)
+    # An admitted gap still wins over the table.
+    assert "missing-gpu-eval" in _risks(files, SILENT + bench + "Not yet run on GPU.\n")
+
+
+def test_a_debug_helper_is_not_production_numerics_code() -> None:
+    compile_area = _area("compile", ("vllm/utils/gpu_sync_debug.py",))
+    helper = _patched("vllm/utils/gpu_sync_debug.py", "    out = torch.empty_like(x).copy_(x)")
+    assert "missing-gpu-eval" not in _risks((helper,), SILENT, (compile_area,))
+    real = _patched("vllm/utils/gpu_sync.py", "    out = torch.empty_like(x).copy_(x)")
+    area = _area("compile", ("vllm/utils/gpu_sync.py",))
+    assert "missing-gpu-eval" in _risks((real,), SILENT, (area,))

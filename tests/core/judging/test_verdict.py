@@ -45,7 +45,10 @@ ATTENTION = area("attention-backend", "critical")
 
 TABLE: list[tuple[str, PullRequestFacts, tuple[AreaMatch, ...], tuple[Risk, ...], Verdict]] = [
     ("docs only", pr(40, 3, name="docs/a.md"), (DOCS,), (), "quiet"),
-    ("docs and ci", pr(40, 3, 2), (DOCS, CI), (risk("medium"),), "quiet"),
+    ("docs and ci", pr(40, 3, 2), (DOCS, CI), (risk("low"),), "quiet"),
+    # `quiet` is "nothing to say": an open medium risk is something.
+    ("docs and ci, medium risk", pr(40, 3, 2), (DOCS, CI), (risk("medium"),), "skim"),
+    ("no areas, medium risk", pr(300, 10), (), (risk("medium"),), "skim"),
     ("no areas", pr(300, 10), (), (), "quiet"),
     ("docs cherry-pick: a high risk is never quiet", pr(4, 1), (DOCS,), (risk("high"),), "read"),
     ("+5/-1 frontend", pr(5, 1), (FRONTEND,), (), "skim"),
@@ -86,6 +89,12 @@ def test_verdict_table(
     call = judge_verdict(facts, areas, risks, "en")
     assert call.verdict == expected
     assert call.reading_minutes >= 1
+
+
+def test_a_repository_finding_is_never_quiet() -> None:
+    facts = pr(40, 3, name="docs/a.md")
+    assert judge_verdict(facts, (DOCS,), (), "en").verdict == "quiet"
+    assert judge_verdict(facts, (DOCS,), (), "en", repo_findings=True).verdict == "skim"
 
 
 def test_an_admitted_gap_makes_even_a_small_change_a_deep_read() -> None:

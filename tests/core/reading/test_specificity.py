@@ -416,3 +416,22 @@ def test_extractors_stay_linear_on_hostile_input() -> None:
     find_value_changes(hostile_body)
     # Generous for a shared 2-core machine; quadratic behaviour would take minutes.
     assert time.perf_counter() - started < 20
+
+
+def test_a_quote_is_a_whole_sentence_as_written() -> None:
+    body = (
+        "## Purpose\n\n**Decode regressed ~14% at TP>1 since v0.27. This PR restores it.** "
+        "The mechanism is generic but `NemotronH` is the only model that opts in, so it is "
+        "the only one whose behaviour changes.\n\n"
+        "Searched open PRs for the redaction instead of adding a new helper: no open PR or\n"
+        "[...truncated...]\n\n"
+        "It redacts the key to *** in the log instead of dropping the field, so operators "
+        "still see it was set.\n"
+    )
+    quotes = [d.quote for d in harvest_decisions(body)]
+    # The sentence after a bold span stands alone, without the span's closing marks...
+    assert quotes[0].startswith("The mechanism is generic but `NemotronH`")
+    assert not any(".**" in q for q in quotes)
+    # ...a sentence the copy was cut in is never quoted, and a literal *** is not markup.
+    assert not any("Searched open PRs" in q for q in quotes)
+    assert any(q.startswith("It redacts the key to ***") for q in quotes)

@@ -100,6 +100,10 @@ def test_what_to_check_prefers_specific_findings_over_standing_questions() -> No
             _area("alpha", ("a/x.py",), ("standing alpha?",)),  # decision in its file
             _area("beta", ("c/z.py",), ("standing beta?", "second beta?")),  # nothing specific
             _area("gamma", ("b/y.py",), ("triggered gamma?",), ("triggered gamma?",)),
+            # Matched by a title word, no file: no code of its own to ask a standing
+            # question about (a triggered one would still show).
+            _area("delta", (), ("standing delta?",)),
+            _area("eps", (), ("standing eps?", "triggered eps?"), ("triggered eps?",)),
         ),
     )
     assert list(check_lines(digest)) == [
@@ -108,6 +112,7 @@ def test_what_to_check_prefers_specific_findings_over_standing_questions() -> No
         "- `max_model_len` for TeleChat3: 131,072 → 32,768; check deployed configs",
         "- **Beta**: standing beta?",
         "- **Gamma**: triggered gamma?",
+        "- **Eps**: triggered eps?",
     ]
 
 

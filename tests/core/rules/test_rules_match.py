@@ -214,3 +214,52 @@ def test_real_vllm_prs(number: int, expected: set[str]) -> None:
     result = replace(result, areas=weigh_areas(facts, result.areas, rules.risks))
     assert {a.id for a in result.areas} == expected
     assert len(result.trace) == len(rules.areas)
+
+
+def _patch(*added: str) -> str:
+    return f"@@ -1,1 +1,{len(added) + 1} @@\n context\n" + "".join(f"+{a}\n" for a in added)
+
+
+def test_a_token_on_a_test_or_import_line_alone_opens_no_area() -> None:
+    rules = one_rule("{added: 'LoRARequest'}")
+    use = "from vllm.lora.request import LoRARequest"
+    assert not fired(rules, facts("vllm/entrypoints/llm.py", patch=_patch(use)))
+    in_test = "    req = LoRARequest('a', 1, '/p')"
+    assert not fired(rules, facts("tests/entrypoints/test_llm.py", patch=_patch(in_test)))
+    assert not fired(rules, facts("vllm/x/test_utils.py", patch=_patch(in_test)))
+    # The same token on a line of production code does open it...
+    assert fired(rules, facts("vllm/entrypoints/llm.py", patch=_patch(in_test)))
+    # ...and so does any other signal beside the weak line.
+    both = one_rule("{any: [{added: 'LoRARequest'}, {title: 'LoRA'}]}")
+    assert fired(both, facts("tests/a/test_b.py", patch=_patch(in_test), title="LoRA fix"))
+    trace = match_areas(facts("tests/t/test_a.py", patch=_patch(in_test)), rules, "en").trace
+    assert "tests or imports" in trace[0].note
+
+
+def test_a_checklist_item_the_file_list_already_meets_is_dropped() -> None:
+    rules = one_rule(
+        "{paths: ['vllm/**']}",
+        "checklist:\n"
+        "  - id: wants-test\n    text: {en: 'A test under tests/entrypoints that sends it.',"
+        " zh: 在 tests/entrypoints 下加测试}\n"
+        "  - id: wants-kernel-test\n    text: 'A tests/kernels test against a reference.'\n"
+        "  - id: wants-entry\n    text: 'tests/models/registry.py has an entry for it.'\n"
+        "  - id: wants-a-run\n    text: 'tests/entrypoints pass on this head.'\n",
+    )
+
+    def items(*files: tuple[str, int]) -> list[str]:
+        changed = (
+            ChangedFile(filename="vllm/a.py", additions=3),
+            *(ChangedFile(filename=name, additions=added) for name, added in files),
+        )
+        (area,) = match_areas(PullRequestFacts(files=changed), rules, "zh").areas
+        return [c.id for c in area.checklist]
+
+    every = ["wants-test", "wants-kernel-test", "wants-entry", "wants-a-run"]
+    assert items() == every
+    assert items(("tests/entrypoints/openai/test_x.py", 40)) == every[1:]
+    assert items(("tests/kernels/test_k.py", 9), ("tests/models/registry.py", 1)) == [
+        "wants-test", "wants-a-run"
+    ]
+    # A deleted test or a look-alike folder meets nothing; a result is never met by files.
+    assert items(("tests/entrypoints/test_gone.py", 0), ("tests/entrypoints_x/t.py", 5)) == every
