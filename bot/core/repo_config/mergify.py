@@ -59,6 +59,7 @@ from typing import TypeAlias
 
 import yaml
 
+from bot.core.reading.template import strip_html_comments
 from bot.core.rules.literals import RequiredLiterals, required_literals
 from bot.core.rules.patterns import MAX_TEXT_BYTES, LinePattern, PatternError, encode
 from bot.core.rules.yaml_source import YamlProblem, line_of, read_yaml
@@ -766,22 +767,6 @@ def _successor(prefix: str) -> str | None:
     return prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else None
 
 
-def _strip_html_comments(body: str) -> str:
-    out: list[str] = []
-    i = 0
-    while True:
-        start = body.find("<!--", i)
-        if start < 0:
-            out.append(body[i:])
-            break
-        out.append(body[i:start])
-        end = body.find("-->", start + 4)
-        if end < 0:
-            break
-        i = end + 3
-    return "".join(out)
-
-
 class _Context:
     def __init__(self, pr: LabelInput) -> None:
         self.pr = pr
@@ -800,7 +785,7 @@ class _Context:
                 "added-files": (pr.added_files, MAX_FILES),
                 "label": (pr.labels, MAX_LABELS),
                 "title": ((pr.title,), 1),
-                "body": ((_strip_html_comments(body),), 1),
+                "body": ((strip_html_comments(body),), 1),
                 "body-raw": ((body,), 1),
                 "base": ((pr.base,), 1),
             }
