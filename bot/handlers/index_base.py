@@ -4,8 +4,9 @@ lines are then placed exactly, however far the indexed default branch has moved 
 Each file's blob SHA at the base comes from the base's git trees (cached by SHA with the
 repository config's reads, bot/handlers/repo_config.py); a record an indexed commit
 already read for that blob is taken from the database; only the others are fetched and
-parsed, at most `MAX_FETCHED` per job. Anything that fails leaves that file out: the
-index then re-anchors its lines (bot/core/repo_index/locate.py), never an error.
+parsed, at most `MAX_FETCHED` per job, their blobs cached by SHA like the config's.
+Anything that fails leaves that file out: the index then re-anchors its lines
+(bot/core/repo_index/locate.py), never an error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from bot.core.facts import PullRequestFacts
 from bot.core.repo_index.model import FileRecord
 from bot.core.repo_index.parse import DEFAULT_MAX_FILE_BYTES, parse_python
 from bot.github.protocol import GitHubAPI, GitHubError
-from bot.handlers.repo_config import GitObjectCache, GitTreeSource
+from bot.handlers.repo_config import Entry, GitObjectCache, GitTreeSource
 from bot.repo_index.lookup import IndexLookup
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,8 @@ async def base_records(
             sha, size = blobs[path]
             if size is not None and size > DEFAULT_MAX_FILE_BYTES:
                 continue
-            data = await gh.get_blob(facts.repo, sha)
+            # Through the shared cache: the next job on this base fetches it no more.
+            data = await source.read(Entry("blob", sha, size))
             parsed = await asyncio.to_thread(parse_python, path, data, blob=sha)
             if isinstance(parsed, FileRecord):
                 found[path] = parsed

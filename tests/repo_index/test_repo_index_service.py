@@ -188,6 +188,11 @@ async def test_the_digest_reads_the_changed_files_at_the_prs_base(
     assert "3 subclasses override `BaseMultiModalProcessor._get_prompt_updates`" in comment
     assert "- `enable_sync_checks()`: 3 call sites, unaffected" in comment, comment
 
+    # The next run on the same base has that blob already: no GitHub read for it.
+    again = len(state.calls)
+    await run(_job("pr", 60123, {}))
+    assert not [c for c in state.calls[again:] if "/git/" in c.route]
+
 
 async def test_an_index_job_without_a_sha_asks_github_for_the_head(
     processor: tuple[JobProcessor, SqliteJobStore], state: FakeGitHubState, tmp_path: Path
