@@ -24,7 +24,7 @@ from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
 from bot.core.reading.structure.read import read_structure
 from bot.core.reading.symbols import extract_symbols, removed_files
-from bot.core.reading.template import is_ai_assistance_box, strip_against
+from bot.core.reading.template import strip_against
 from bot.core.reading.value_tables import find_value_changes
 from bot.core.render.escape import escape_text
 from bot.core.render.i18n import t
@@ -125,7 +125,6 @@ def build_digest(
         repo_context=repo_context if found_around else None,
         owners=owners,
         ticked=ticked,
-        ai_assisted=any(is_ai_assistance_box(box) for box in ticked),
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.reading.specifics import Decision, Link, Mention, StructureNote, ValueChange
+from bot.core.reading.template import is_ai_assistance_box
 from bot.core.repo_index.findings import RepoContext
 from bot.core.vocabulary import (
     AreaMatch,
@@ -136,7 +137,6 @@ class Digest(BaseModel):
     repo_labels: tuple[RepoLabel, ...] = ()
     # The base's PR-template checklist boxes the author ticked (the template's wording).
     ticked: tuple[str, ...] = ()
-    ai_assisted: bool = False  # one of them says an AI assistant helped write the PR
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
@@ -149,3 +149,8 @@ class Digest(BaseModel):
     # so a request a human removed is not made again and only our own labels are removed.
     routed: tuple[str, ...] = ()
     owned_labels: tuple[str, ...] = ()
+
+    @property
+    def ai_assisted(self) -> bool:
+        """One of the ticked template boxes says an AI assistant helped write the PR."""
+        return any(is_ai_assistance_box(box) for box in self.ticked)
