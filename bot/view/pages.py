@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
+from urllib.parse import urlencode
 
 import nh3
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -138,14 +139,23 @@ def render_label_view(
     cache = fragments if fragments is not None else FragmentCache()
     # An entry says "3 d ago": rendered again when the hour turns (so does the ETag).
     hour = int(now // 3600)
+    # Built once per page, not once per entry: after a start every entry is rendered.
+    page_path = view_path(repo)
+    lang_query = "" if lang_param is None else f"?{urlencode({'lang': lang_param})}"
+    label_links: dict[str, str] = {}
+
+    def label_link(name: str) -> str:
+        found = label_links.get(name)
+        if found is None:
+            found = label_links[name] = view_path(repo, label=name, lang=lang_param)
+        return found
 
     def fragment(entry: ViewEntry) -> Markup:
         key = (repo, entry.number, lang, default_lang, hour)
         return cache.get(key, entry, lambda: entry_template.render(
             e=entry, t=text, when=_when, ago=lambda then: ago(text, now, then),
-            ci_steps=lambda steps: ci_steps_summary(text, steps),
-            label_link=lambda name: view_path(repo, label=name, lang=lang_param),
-            digest_link=view_path(repo, entry.number, lang=lang_param),
+            ci_steps=lambda steps: ci_steps_summary(text, steps), label_link=label_link,
+            digest_link=f"{page_path}/{entry.number}{lang_query}",
         ))
 
     def entries_html(entries: Sequence[ViewEntry]) -> Markup:
@@ -158,7 +168,7 @@ def render_label_view(
         owner=asked.owner, sort=asked.sort, sorts=SORTS, raw_query=raw_query,
         verdicts=VERDICTS, link=link, other_lang=other, entries_html=entries_html,
         feed_link=feed_path(repo, asked.label), api_link=api_path(repo),
-        lang_param=lang_param, page_path=view_path(repo),
+        lang_param=lang_param, page_path=page_path,
     )
 
 
