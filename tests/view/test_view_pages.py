@@ -434,6 +434,7 @@ async def test_sort_search_and_owner_narrow_the_queue_and_its_counts(tmp_path: P
         # A frontend pool member (rules/routing.yaml) owns the frontend PRs.
         mine = await env.get(PAGE, params={"owner": "njhill"})
         nobody = await env.get(PAGE, params={"owner": "nobody-at-all"})
+        only_quiet = await env.get(PAGE, params={"verdict": "quiet"})
         bad = [await env.get(PAGE, params=params) for params in (
             {"sort": "random"}, {"q": "x" * 201}, {"owner": "no spaces"})]
     assert entry_numbers(by_size.text)[:3] == [1, 4, 2]  # 30+ lines each, #1 largest
@@ -447,6 +448,8 @@ async def test_sort_search_and_owner_narrow_the_queue_and_its_counts(tmp_path: P
     assert "2 of 4 open PRs" in mine.text
     assert re.search(r'label=frontend&amp;owner=njhill"[^>]*>frontend <span class="n">2', mine.text)
     assert "No open PR matches these filters." in nobody.text
+    assert '<details class="group quiet" data-label="quiet" open>' in only_quiet.text
+    assert entry_numbers(only_quiet.text) == [3]
     assert [b.status_code for b in bad] == [400, 400, 400]
     assert "sort must be one of" in bad[0].text
 
