@@ -34,7 +34,7 @@ from bot.view.pages import (
     render_feed,
     render_label_view,
     render_not_found,
-    template_names,
+    templates_fingerprint,
 )
 from bot.view.store import ApiItem, DigestStore, RepoInfo
 
@@ -50,7 +50,7 @@ _MAX_NUMBER = 2**31 - 1
 _FEED_ENTRIES = 100
 _PER_PAGE_DEFAULT, _PER_PAGE_MAX = 50, 100
 # Changes whenever a page's shape changes, so old ETags stop matching after a deploy.
-_SHAPE = hashlib.sha256(",".join(sorted(template_names())).encode()).hexdigest()[:8]
+_SHAPE = templates_fingerprint()
 
 Handler = Callable[[Request], Awaitable[Response]]
 

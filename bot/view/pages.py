@@ -3,6 +3,7 @@ Markdown through markdown-it-py and then the nh3 sanitiser. No script on any pag
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -212,6 +213,16 @@ def render_feed(
         github_url=lambda e: safe_href(e.url) if e.url else pull_url(repo, e.number),
         rfc3339=_rfc3339, updated=_rfc3339(updated),
     ))
+
+
+def templates_fingerprint() -> str:
+    """A hash of every template's name and text: a deploy that changes what a page looks
+    like changes its ETags, so no reader keeps the old page on a 304."""
+    digest = hashlib.sha256()
+    for name in sorted(template_names()):
+        source, _, _ = _environment().loader.get_source(_environment(), name)  # type: ignore[union-attr]
+        digest.update(f"{name}\0{source}\0".encode())
+    return digest.hexdigest()[:8]
 
 
 def template_names() -> list[str]:
