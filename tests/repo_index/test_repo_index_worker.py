@@ -117,20 +117,32 @@ def _child_build(tmp_path: Path, data: bytes, limits: Limits) -> tuple[dict[str,
     db = tmp_path / "index.db"
     with store.opened(db) as conn:
         gen = store.begin(conn, REPO, NEW)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "bot.repo_index.worker"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    # Linux carries a process's peak RSS across fork and exec: a child forked straight
+    # from this (by now large) test process would report the test's own peak. A small
+    # launcher forks the worker instead and reports the worker's peak alone.
+    launcher = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER],
+        input=worker.request(db=str(db), archive=str(archive), repo=REPO,
+                             commit=NEW, gen=gen, limits=limits),
+        capture_output=True, check=True, timeout=600,
     )
-    assert child.stdin is not None
-    assert child.stdout is not None
-    child.stdin.write(worker.request(db=str(db), archive=str(archive), repo=REPO,
-                                     commit=NEW, gen=gen, limits=limits))
-    child.stdin.close()
-    answer = json.loads(child.stdout.read().decode().strip().splitlines()[-1])
-    child.stdout.close()
-    _, _, usage = os.wait4(child.pid, 0)
-    child.returncode = 0  # reaped by wait4
-    return answer, usage.ru_maxrss * 1024
+    *answer_lines, peak = launcher.stdout.decode().strip().splitlines()
+    return json.loads(answer_lines[-1]), int(peak)
+
+
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-m", "bot.repo_index.worker"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+child.stdin.write(sys.stdin.buffer.read())
+child.stdin.close()
+out = child.stdout.read().decode()
+_, _, usage = os.wait4(child.pid, 0)
+child.returncode = 0
+print(out.strip())
+print(usage.ru_maxrss * 1024)
+"""
 
 
 def test_a_deeply_nested_file_cannot_swell_the_index_child(tmp_path: Path) -> None:
