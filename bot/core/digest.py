@@ -183,7 +183,7 @@ def _ci_areas(ci: CiPlan | None, areas: Sequence[AreaMatch]) -> tuple[str, ...]:
 
 def linked_work(facts: PullRequestFacts) -> tuple[Link, ...]:
     """The PRs and issues the title and description link to, most telling first."""
-    return find_links(facts.title, facts.body, facts.repo)
+    return find_links(facts.title, facts.body, facts.repo, facts.number)
 
 
 def _linked(links: Sequence[Link], items: Sequence[LinkedItem]) -> tuple[Link, ...]:

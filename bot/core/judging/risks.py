@@ -164,6 +164,8 @@ def posts_numbers(text: str) -> bool:
     return False
 
 
+# An added `if`/`elif` line (Python or C-like) that opens a block.
+_CONDITION_LINE = re.compile(r"^(?:(?:el)?if\b.*:|(?:\}\s*)?(?:else\s+)?if\s*\(.*\)\s*\{?)$")
 # A line (split at "\n") starting with "+" but not "+++", without its "+".
 _ADDED_LINE = re.compile(r"^\+(?!\+\+)(.*)", re.MULTILINE)
 
@@ -239,15 +241,24 @@ class _Context:
         # A line starting before offset _MAX_PATCH_LINES is among them (every line
         # before it takes at least its "\n"); past that, where they end is worked out.
         end: int | None = None
+        # A condition whose own added body is plumbing (`if not x.is_contiguous():` then
+        # `raise ValueError(...)`) is a guard, not compute; one that guards compute, or
+        # existing code (no added body), changes what runs.
+        condition = False
         for added in _ADDED_LINE.finditer(patch):
             if added.start() >= _MAX_PATCH_LINES:
                 if end is None:
                     end = _looked_at(patch)
                 if added.start() > end:
                     break
-            if _first_match(plumbing, added.group(1).strip()[:400]) is None:
+            code = added.group(1).strip()[:400]
+            if _first_match(plumbing, code) is not None:
+                condition = False
+                continue
+            if condition or not _CONDITION_LINE.match(code):
                 return True
-        return False
+            condition = True
+        return condition
 
     @cached_property
     def docs_ci_only(self) -> bool:
@@ -361,7 +372,10 @@ def _missing_gpu_eval(ctx: _Context) -> Risk | None:
     admitted = ctx.body.not_run
     strength, files = _numerics_strength(ctx)
     numerics_areas = [a for a in ctx.areas if a.numerics]
-    if strength == _NONE and not (admitted and numerics_areas):
+    # With a file list, no numerics code changed (plumbing, checks, tests): an admitted
+    # gap there is a test not run, not an evaluation to ask for. Without one (partial
+    # data), an admission in a numerics area still stands on its own.
+    if strength == _NONE and (bool(ctx.files) or not (admitted and numerics_areas)):
         return None
     if (ctx.body.accuracy_evidence or posts_numbers(ctx.body.text)) and not admitted:
         return None

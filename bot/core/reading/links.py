@@ -68,8 +68,11 @@ _KIND_OF = {cue: kind for cue, kind in _CUES}
 _MAX_LINE = 1_000
 
 
-def find_links(title: str, body: str | None, repo: str = "") -> tuple[Link, ...]:
-    """Linked PRs and issues, first mention wins, at most MAX_LINKS."""
+def find_links(
+    title: str, body: str | None, repo: str = "", own: int = 0
+) -> tuple[Link, ...]:
+    """Linked PRs and issues, first mention wins, at most MAX_LINKS. The PR itself
+    (`own`, its number in `repo`: a link to one of its own comments) is not linked work."""
     found: dict[tuple[str, int], Link] = {}
     lines = [title[:_MAX_LINE]]
     lines.extend(line.text[:_MAX_LINE] for line in body_lines(body) if not line.in_fence)
@@ -83,6 +86,7 @@ def find_links(title: str, body: str | None, repo: str = "") -> tuple[Link, ...]
             _add(found, "related", None, match.group(1), match.group(2), repo)
         if len(found) >= MAX_LINKS * 3:
             break
+    found.pop(("", own), None)
     ordered = sorted(found.values(), key=lambda link: _PRIORITY[link.kind])
     return tuple(ordered[:MAX_LINKS])
 

@@ -231,6 +231,11 @@ def _cpp_name(code: str) -> str:
     if not match:
         return ""
     name = match.group(1)
-    if name.split("::")[-1] in _CPP_NOT_DEFS:
+    last = name.split("::")[-1]
+    if last in _CPP_NOT_DEFS:
+        return ""
+    if len(last) > 4 and last.startswith("__") and last.endswith("__"):
+        # A compiler attribute (`__global__ void __launch_bounds__(512, 1)` heads a
+        # kernel whose name is on the next line), never a function of the change.
         return ""
     return name

@@ -203,9 +203,21 @@ def test_a_title_only_numerics_area_never_raises_a_high_risk() -> None:
     quant = _area("quantization")
     pin = _patched("requirements/common.txt", "compressed-tensors == 0.12.2")
     assert "missing-gpu-eval" not in _risks((pin,), SILENT, (quant,))
-    # Even an admitted gap stays medium without numerics code behind it.
+    # An admitted gap with no numerics code behind it is a test not run, not an
+    # evaluation to ask for (the file list shows what changed).
     admitted = SILENT + "Not yet run on GPU.\n"
-    assert _risks((pin,), admitted, (quant,))["missing-gpu-eval"].severity == "medium"
+    assert "missing-gpu-eval" not in _risks((pin,), admitted, (quant,))
+
+
+def test_a_guard_that_raises_is_not_compute() -> None:
+    """A check that fails fast changes no numbers; a condition that guards compute does."""
+    guard = _patched(MOE, "    if not topk_weights.is_contiguous():",
+                     '        raise ValueError("topk_weights must be contiguous")')
+    assert "missing-gpu-eval" not in _risks((guard,), SILENT + "Not yet run.\n")
+    gated = _patched(MOE, "    if topk_weights.is_contiguous():", "        x = x * topk_weights")
+    assert "missing-gpu-eval" in _risks((gated,), SILENT)
+    # A new condition over existing code changes what runs.
+    assert "missing-gpu-eval" in _risks((_patched(MOE, "    if use_fast_path:"),), SILENT)
 
 
 def test_an_unknown_patch_says_less() -> None:

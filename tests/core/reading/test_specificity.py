@@ -519,3 +519,13 @@ def test_an_english_quote_in_chinese_carries_a_one_line_gist() -> None:
     assert decision_line(chinese, "zh").startswith("“这里")  # the author wrote Chinese
     # Every kind has its Chinese words.
     assert all("作者" in t("zh", f"decision.kind.{k}") or k == "design" for k in DECISION_KINDS)
+
+
+def test_a_link_to_the_pr_itself_is_not_linked_work() -> None:
+    body = ("Measured independently ([comment](https://github.com/o/r/pull/57042#issuecomment-1)).\n"
+            "Follow-up to #49665.\n")
+    links = find_links("Fix the order", body, "o/r", 57042)
+    assert [(link.kind, link.number) for link in links] == [("follow-up", 49665)]
+    # Another repository's #57042 is another PR.
+    other = find_links("x", "see https://github.com/a/b/pull/57042", "o/r", 57042)
+    assert [(link.repo, link.number) for link in other] == [("a/b", 57042)]

@@ -129,6 +129,20 @@ def test_cuda_signatures() -> None:
     ]
 
 
+def test_a_compiler_attribute_is_not_the_kernel_it_heads() -> None:
+    # git's hunk header shows the line it found, here the kernel's attribute line: the
+    # kernel's name (`cross_device_reduce_2stage`) is on the next line, outside the hunk.
+    patch = (
+        "@@ -44,7 +44,9 @@ __global__ void __launch_bounds__(512, 1)\n"
+        "   for (int i = 0; i < ngpus; i++) {\n"
+        "-    ptrs[i] = (const P*)_dp->ptrs[target];\n"
+        "+    ptrs[i] = (const P*)_dp->ptrs[i];\n"
+        "   }\n"
+    )
+    files = [ChangedFile(filename="csrc/custom_all_reduce.cuh", patch=patch)]
+    assert extract_symbols(files) == ()
+
+
 def test_most_changed_file_first_and_limit() -> None:
     small = ChangedFile(filename="vllm/a.py", patch=YARN_PATCH, additions=5, deletions=1)
     big = ChangedFile(filename="vllm/b.py", patch=PROCESSOR_PATCH, additions=50, deletions=20)
