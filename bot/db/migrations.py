@@ -1,0 +1,173 @@
+"""The PostgreSQL schema, as versioned forward-only migrations.
+
+Applied at start by every replica (and by `digest-bot db migrate`) under one session
+advisory lock, so replicas starting together apply each migration once: the second waits
+for the first and then finds nothing left to do. A migration is never edited once
+released; a change is a new one at the end. Each runs in its own transaction with its
+row in `schema_migrations`, so a failed one leaves the database at the previous version.
+Migrations only add (tables, columns with defaults, indexes): a replica still running the
+previous release keeps working on the new schema during a rolling deploy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from bot.db.pool import Conn, DatabaseUnreachable, describe_error
+from bot.db.url import redact_url
+
+# Any 64-bit number that nothing else in the database uses as an advisory lock.
+MIGRATION_LOCK = 0x70726469676573  # "prdiges"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "delivery inbox and job queue", """
+CREATE TABLE deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    event TEXT NOT NULL,
+    action TEXT,
+    received_at DOUBLE PRECISION NOT NULL,
+    outcome TEXT NOT NULL,
+    job_id BIGINT
+);
+CREATE INDEX deliveries_received ON deliveries (received_at);
+CREATE TABLE jobs (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    installation_id BIGINT,
+    repo TEXT NOT NULL,
+    number INTEGER,
+    payload TEXT NOT NULL,
+    delivery_id TEXT,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before DOUBLE PRECISION NOT NULL,
+    lease_until DOUBLE PRECISION,
+    last_error TEXT,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (not_before, id) WHERE state IN ('queued', 'failed');
+CREATE INDEX jobs_key ON jobs (key, state);
+CREATE INDEX jobs_pr ON jobs (repo, number, state);
+CREATE INDEX jobs_running ON jobs (lease_until) WHERE state = 'running';
+CREATE INDEX jobs_finished ON jobs (updated_at) WHERE state = 'done';
+CREATE TABLE health (
+    id INTEGER PRIMARY KEY,
+    checked_at DOUBLE PRECISION NOT NULL
+);
+"""),
+    Migration(2, "ledger: converged fingerprints, open heads, dry-run previews", """
+CREATE TABLE pr_state (
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    installation_id BIGINT,
+    fingerprint TEXT NOT NULL,
+    converged_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (repo, number)
+);
+CREATE TABLE pr_heads (
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    head_sha TEXT NOT NULL,
+    PRIMARY KEY (repo, number)
+);
+CREATE INDEX pr_heads_sha ON pr_heads (repo, head_sha);
+CREATE TABLE previews (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    repo TEXT NOT NULL,
+    number INTEGER,
+    action TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+"""),
+)
+
+_CREATE_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)"""
+
+
+@dataclass(frozen=True)
+class SchemaStatus:
+    applied: tuple[int, ...]
+    pending: tuple[Migration, ...]
+    # Versions applied by a newer release than this one (a rolling deploy's new half).
+    unknown: tuple[int, ...]
+
+    @property
+    def current(self) -> int:
+        return max(self.applied, default=0)
+
+
+def _applied(conn: Conn) -> list[int]:
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [int(row[0]) for row in conn.execute(
+        "SELECT version FROM schema_migrations ORDER BY version")]
+
+
+def _status_of(applied: list[int]) -> SchemaStatus:
+    known = {m.version for m in MIGRATIONS}
+    return SchemaStatus(
+        applied=tuple(applied),
+        pending=tuple(m for m in MIGRATIONS if m.version not in set(applied)),
+        unknown=tuple(v for v in applied if v not in known),
+    )
+
+
+def _connect(url: str) -> Conn:
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:
+        raise DatabaseUnreachable(f"DIGEST_DATABASE_URL={redact_url(url)}: cannot connect "
+                                  f"({describe_error(url, exc)})") from None
+
+
+def schema_status(url: str) -> SchemaStatus:
+    with _connect(url) as conn:
+        return _status_of(_applied(conn))
+
+
+def migrate(url: str) -> list[Migration]:
+    """Apply what is pending, in order; returns what this call applied."""
+    with _connect(url) as conn:
+        try:
+            return _migrate(conn)
+        except psycopg.Error as exc:
+            raise DatabaseUnreachable(
+                f"DIGEST_DATABASE_URL={redact_url(url)}: cannot migrate the schema "
+                f"({describe_error(url, exc)})") from None
+
+
+def _migrate(conn: Conn) -> list[Migration]:
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        conn.execute(_CREATE_TABLE)
+        done: list[Migration] = []
+        for migration in _status_of(_applied(conn)).pending:
+            with conn.transaction():
+                # Several statements in one: sent unprepared (the simple protocol).
+                conn.execute(sql.SQL(migration.sql), prepare=False)
+                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                             (migration.version, migration.name))
+            done.append(migration)
+        return done
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
