@@ -24,6 +24,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from bot.db.errors import DatabaseUnreachable as DatabaseUnreachable
 from bot.db.url import redact_url, secrets_in_url
 from bot.queue.sqlite_writer import StoreUnavailable
 
@@ -35,15 +36,6 @@ Conn = psycopg.Connection[Any]
 # Our calls are idempotent as a whole (they run again from the start), so retry it.
 _RETRIED = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 _RETRIES = 3
-
-
-class DatabaseUnreachable(Exception):
-    """The database cannot be used at all (bad URL, host, credentials, database):
-    `line` says why in one line with the password hidden, for `serve` and the CLI."""
-
-    def __init__(self, line: str) -> None:
-        super().__init__(line)
-        self.line = line
 
 
 def describe_error(url: str, exc: BaseException) -> str:

@@ -17,7 +17,7 @@ from bot.handlers.command import CommentCommandJob, handle_command_comment
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
-from bot.queue.ledger import Ledger
+from bot.queue.ledger import LedgerStore
 from bot.queue.store import Job, JobStore, NewJob, index_key, pr_key
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
@@ -35,7 +35,7 @@ class JobProcessor:
         factory: GitHubSessionFactory,
         ctx: HandlerContext,
         store: JobStore,
-        ledger: Ledger,
+        ledger: LedgerStore,
         refresher: IndexRefresher | None = None,
     ) -> None:
         self._settings = settings

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bot.github.dry_run import RecordedWrite
 from bot.queue.sqlite_writer import SqliteWriter
@@ -54,6 +55,30 @@ class StoredPreview:
     action: str
     detail: str
     created_at: float
+
+
+class LedgerStore(Protocol):
+    """What the handlers and the operator's commands use of a ledger: this SQLite one,
+    or bot/queue/ledger_pg.py's on the shared database."""
+
+    def close(self) -> None: ...
+
+    async def record_converged(
+        self, repo: str, number: int, installation_id: int | None, fingerprint: str,
+        *, open_head: str | None = None,
+    ) -> None: ...
+
+    async def pulls_with_head(self, repo: str, sha: str) -> list[int]: ...
+
+    async def fingerprints(self, repo: str) -> dict[int, str]: ...
+
+    async def record_preview(self, write: RecordedWrite) -> None: ...
+
+    async def previews(self, limit: int = 50) -> list[RecordedWrite]: ...
+
+    async def stored_previews(
+        self, *, repo: str | None = None, number: int | None = None, limit: int = 10
+    ) -> list[StoredPreview]: ...
 
 
 class Ledger:

@@ -19,8 +19,8 @@ from bot.handlers.processor import JobProcessor
 from bot.handlers.repo_rules import RulesProvider
 from bot.observe.metrics import Metrics
 from bot.queue.jobs import Worker
-from bot.queue.ledger import Ledger
-from bot.queue.store import SqliteJobStore
+from bot.queue.ledger import LedgerStore
+from bot.queue.store import ServiceStore
 from bot.queue.worker_thread import WorkerThread
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
@@ -52,7 +52,7 @@ class WorkerSide:
 
 
 def build_worker_side(
-    settings: Settings, store: SqliteJobStore, ledger: Ledger, digests: DigestStore,
+    settings: Settings, store: ServiceStore, ledger: LedgerStore, digests: DigestStore,
     metrics: Metrics,
 ) -> WorkerSide:
     """Raises RuleFileError or OSError on rules that cannot be loaded."""
