@@ -89,7 +89,8 @@ def test_a_replica_killed_after_acking_a_burst_loses_nothing_and_doubles_nothing
     with psycopg.connect(pg_url) as conn:
         jobs = conn.execute("SELECT number, delivery_id, state, attempts FROM jobs"
                             " ORDER BY number").fetchall()
-        delivery_jobs: dict[str, int] = dict(conn.execute("SELECT delivery_id, job_id FROM deliveries"))
+        delivery_jobs: dict[str, int] = dict(
+            conn.execute("SELECT delivery_id, job_id FROM deliveries"))
     # One job per PR, including those whose delivery reached both replicas.
     assert [row[0] for row in jobs] == [MID_RUN, *BURST]
     assert {row[2] for row in jobs} == {"done"}
