@@ -58,6 +58,8 @@ class Cluster:
     directory: Path
     port: int
     run_as: str | None
+    # Tests: off (nothing to keep). The benchmark: on, so a commit is a durable write.
+    durable: bool = False
 
     @property
     def socket_dir(self) -> str:
@@ -80,7 +82,9 @@ class Cluster:
                                  "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"),
                        check=True, capture_output=True)
         options = (f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1"
-                   " -c fsync=off -c full_page_writes=off -c max_connections=200")
+                   " -c max_connections=200")
+        if not self.durable:
+            options += " -c fsync=off -c full_page_writes=off"
         subprocess.run(self._cmd(str(self.bin_dir / "pg_ctl"), "-D", str(data), "-w", "-t", "60",
                                  "-l", str(self.directory / "server.log"), "-o", options, "start"),
                        check=True, capture_output=True)
@@ -113,7 +117,7 @@ def _unprivileged_user() -> str | None:
 
 
 @contextlib.contextmanager
-def running_cluster() -> Iterator[Cluster | None]:
+def running_cluster(*, durable: bool = False) -> Iterator[Cluster | None]:
     bin_dir = find_bin_dir()
     if bin_dir is None:
         yield None
@@ -124,7 +128,7 @@ def running_cluster() -> Iterator[Cluster | None]:
     if run_as is not None:
         entry = pwd.getpwnam(run_as)
         os.chown(directory, entry.pw_uid, entry.pw_gid)
-    cluster = Cluster(bin_dir, directory, _free_port(), run_as)
+    cluster = Cluster(bin_dir, directory, _free_port(), run_as, durable)
     try:
         cluster.start()
     except subprocess.CalledProcessError as exc:
