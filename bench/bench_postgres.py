@@ -108,7 +108,8 @@ def failover(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
             a.kill()
             killed = time.monotonic()
             with psycopg.connect(url) as conn:
-                counts = dict(conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state"))
+                counts: dict[str, int] = dict(
+                    conn.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state"))
             done_at_kill = sum(1 for n in numbers if state.bot_comments(REPO, n, BOT))
             wait_until(lambda: all(state.bot_comments(REPO, n, BOT) for n in numbers),
                        args.lease * 4 + 120, interval=0.05, message="replica b finishes")
