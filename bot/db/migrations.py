@@ -93,6 +93,106 @@ CREATE TABLE previews (
     created_at DOUBLE PRECISION NOT NULL
 );
 """),
+    # The ack path in one statement (bot/queue/store_pg.py `_accept_op`): claim the
+    # delivery id, then enqueue or merge its job, as the Python path does in six round
+    # trips. Merging payloads: lists are unions in arrival order, scalars newest wins
+    # (bot/queue/store.py `merge_payloads`).
+    Migration(3, "ack in one statement: digest_accept, digest_merge_payload", r"""
+CREATE FUNCTION digest_merge_payload(old_text TEXT, new_text TEXT) RETURNS TEXT
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    old JSONB := old_text::jsonb;
+    merged JSONB := old;
+    item RECORD;
+BEGIN
+    FOR item IN SELECT key, value FROM jsonb_each(new_text::jsonb) LOOP
+        IF jsonb_typeof(item.value) = 'array'
+                AND jsonb_typeof(merged -> item.key) = 'array' THEN
+            merged := merged || jsonb_build_object(item.key, (merged -> item.key) || COALESCE(
+                (SELECT jsonb_agg(e.value ORDER BY e.n)
+                   FROM jsonb_array_elements(item.value) WITH ORDINALITY AS e(value, n)
+                  WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(merged -> item.key)
+                                    AS o(value) WHERE o.value = e.value)),
+                '[]'::jsonb));
+        ELSE
+            merged := merged || jsonb_build_object(item.key, item.value);
+        END IF;
+    END LOOP;
+    IF merged = old THEN
+        RETURN old_text;
+    END IF;
+    RETURN merged::text;
+END $$;
+
+CREATE FUNCTION digest_accept(
+    p_delivery TEXT, p_event TEXT, p_action TEXT, p_now DOUBLE PRECISION,
+    p_kind TEXT, p_key TEXT, p_installation BIGINT, p_repo TEXT, p_number INTEGER,
+    p_payload TEXT, p_delay DOUBLE PRECISION
+) RETURNS TABLE (outcome TEXT, job_id BIGINT, due_at DOUBLE PRECISION)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    seen BIGINT;
+    pending RECORD;
+    found_id BIGINT;
+    due DOUBLE PRECISION;
+BEGIN
+    INSERT INTO deliveries AS d (delivery_id, event, action, received_at, outcome, job_id)
+    VALUES (p_delivery, p_event, p_action, p_now, 'accepted', NULL)
+    ON CONFLICT (delivery_id) DO UPDATE SET event = excluded.event, action = excluded.action,
+        received_at = excluded.received_at, outcome = 'accepted'
+    WHERE d.job_id IS NULL;
+    IF NOT FOUND THEN
+        SELECT d.job_id INTO seen FROM deliveries d WHERE d.delivery_id = p_delivery;
+        UPDATE jobs SET state = 'queued', attempts = 0, not_before = p_now, updated_at = p_now
+         WHERE id = seen AND state IN ('failed', 'parked');
+        IF FOUND THEN
+            RETURN QUERY SELECT 'requeued'::TEXT, seen, p_now;
+        ELSE
+            RETURN QUERY SELECT 'duplicate'::TEXT, seen, p_now;
+        END IF;
+        RETURN;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_key, 0));
+    IF p_kind = 'command' THEN
+        due := p_now;
+        SELECT j.id INTO found_id FROM jobs j WHERE j.key = p_key AND j.state <> 'parked'
+         LIMIT 1;
+    ELSE
+        SELECT j.id, j.payload, j.not_before INTO pending FROM jobs j
+         WHERE j.key = p_key AND j.state IN ('queued', 'failed') ORDER BY j.id LIMIT 1
+           FOR UPDATE;
+        IF FOUND THEN
+            found_id := pending.id;
+            IF p_kind = 'index' THEN
+                -- Throttled, not debounced: the pending refresh keeps its time.
+                due := pending.not_before;
+                UPDATE jobs SET payload = digest_merge_payload(pending.payload, p_payload),
+                       updated_at = p_now,
+                       installation_id = COALESCE(p_installation, installation_id)
+                 WHERE id = found_id;
+            ELSE
+                due := p_now + p_delay;
+                UPDATE jobs SET payload = digest_merge_payload(pending.payload, p_payload),
+                       state = 'queued', not_before = due, updated_at = p_now,
+                       installation_id = COALESCE(p_installation, installation_id)
+                 WHERE id = found_id;
+            END IF;
+        ELSE
+            due := p_now + p_delay;
+        END IF;
+    END IF;
+    IF found_id IS NULL THEN
+        INSERT INTO jobs (kind, key, installation_id, repo, number, payload, delivery_id,
+                          state, attempts, not_before, created_at, updated_at)
+        VALUES (p_kind, p_key, p_installation, p_repo, p_number, p_payload, p_delivery,
+                'queued', 0, due, p_now, p_now)
+        RETURNING id INTO found_id;
+    END IF;
+    UPDATE deliveries SET job_id = found_id WHERE delivery_id = p_delivery;
+    RETURN QUERY SELECT 'accepted'::TEXT, found_id, due;
+END $$;
+"""),
 )
 
 _CREATE_TABLE = """

@@ -10,12 +10,15 @@ pool commits when the call returns and rolls back when it raises.
 Statements: every connection is opened with `prepare_threshold=0`, so psycopg prepares
 each statement on a connection the first time it runs there and reuses the plan after
 (our statements are constant text; the few with a variable part are not hot).
+Connections are in autocommit mode: a call runs inside BEGIN/COMMIT unless it asks for
+none (`transaction=False`: one statement, which commits by itself, a round trip saved).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -71,7 +74,7 @@ class Database:
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=False, name="pr-digest",
             timeout=acquire_timeout_seconds,
-            kwargs={"prepare_threshold": 0,
+            kwargs={"prepare_threshold": 0, "autocommit": True,
                     "connect_timeout": max(1, round(connect_timeout_seconds))},
         )
         self._threads = concurrent.futures.ThreadPoolExecutor(
@@ -90,15 +93,19 @@ class Database:
         self._threads.shutdown(wait=True, cancel_futures=False)
         self._pool.close()
 
-    def run_sync(self, fn: Callable[[Conn], _T]) -> _T:
-        """`fn` in one transaction, on this thread. `fn` may run more than once (after a
-        deadlock the first run rolled back): it must only touch `conn`."""
+    def run_sync(self, fn: Callable[[Conn], _T], *, transaction: bool = True) -> _T:
+        """`fn` in one transaction (or, with `transaction=False`, as its statements
+        commit), on this thread. `fn` may run more than once (after a deadlock the
+        first run rolled back): it must only touch `conn`."""
         if self._closed:
             raise StoreUnavailable("database is closed")
         for attempt in range(_RETRIES):
             try:
                 with self._pool.connection(timeout=self._acquire_timeout) as conn:
-                    return fn(conn)
+                    if not transaction:
+                        return fn(conn)
+                    with conn.transaction():
+                        return fn(conn)
             except _RETRIED:
                 if attempt == _RETRIES - 1:
                     raise StoreUnavailable("database: transaction kept deadlocking") from None
@@ -108,19 +115,20 @@ class Database:
                 raise StoreUnavailable(f"database: {describe_error(self.url, exc)}") from None
         raise AssertionError("unreachable")
 
-    async def run(self, fn: Callable[[Conn], _T]) -> _T:
+    async def run(self, fn: Callable[[Conn], _T], *, transaction: bool = True) -> _T:
         """`run_sync` on one of the pool's threads; resolves on the caller's loop."""
         if self._closed:
             raise StoreUnavailable("database is closed")
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._threads, self.run_sync, fn)
+            return await loop.run_in_executor(
+                self._threads, functools.partial(self.run_sync, fn, transaction=transaction))
         except RuntimeError as exc:  # the executor was shut down under us
             raise StoreUnavailable(f"database is closed ({exc})") from None
 
     def submit(self, fn: Callable[[Conn], _T],
                done: Callable[[_T | None, BaseException | None], None],
-               loop: asyncio.AbstractEventLoop) -> None:
+               loop: asyncio.AbstractEventLoop, *, transaction: bool = True) -> None:
         """`run` for a caller without a task (the HTTP protocol's ack route): `done`
         hears the outcome on `loop` once the transaction has committed."""
         def finished(future: concurrent.futures.Future[_T]) -> None:
@@ -129,7 +137,7 @@ class Database:
             loop.call_soon_threadsafe(done, result, error)
 
         try:
-            future = self._threads.submit(self.run_sync, fn)
+            future = self._threads.submit(self.run_sync, fn, transaction=transaction)
         except RuntimeError as exc:
             loop.call_soon(done, None, StoreUnavailable(f"database is closed ({exc})"))
             return

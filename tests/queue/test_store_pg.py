@@ -211,3 +211,53 @@ def test_ping_fails_once_the_database_is_gone(pg_url: str) -> None:
             asyncio.run(store.ping())
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ({"actions": ["opened"], "labels": []}, {"actions": ["labeled"], "labels": ["ci"]}),
+    ({"actions": ["opened", "labeled"], "labels": ["ci"]},
+     {"actions": ["labeled"], "labels": ["ci", "docs", "ci"]}),
+    ({"sha": "a", "state": "pending"}, {"sha": "b", "state": "failure"}),
+    ({"sha": "a", "n": 1, "flag": True}, {"n": 2, "extra": None}),
+    ({"actions": "x"}, {"actions": ["y"]}),
+])
+def test_the_acks_sql_merge_agrees_with_merge_payloads(
+    pg_url: str, old: dict[str, object], new: dict[str, object],
+) -> None:
+    import json
+
+    from bot.queue.store import merge_payloads
+
+    migrate(pg_url)
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute("SELECT digest_merge_payload(%s, %s)",
+                           (json.dumps(old), json.dumps(new))).fetchone()
+    assert row is not None
+    assert json.loads(row[0]) == merge_payloads(old, new)
+    if merge_payloads(old, new) == old:
+        assert row[0] == json.dumps(old)  # unchanged: the stored text is kept
+
+
+def test_a_payload_postgresqls_json_refuses_is_acked_the_careful_way(
+    replicas: tuple[PostgresJobStore, PostgresJobStore, Clock],
+) -> None:
+    a, _, _ = replicas
+    odd = ["nul\x00label", "lone\ud800surrogate"]
+
+    async def scenario() -> list[str]:
+        first = await a.accept_delivery(Delivery(delivery_id="x-1", event="pull_request"),
+                                        pr_job(5))
+        second = await a.accept_delivery(
+            Delivery(delivery_id="x-2", event="pull_request", action="labeled"),
+            NewJob(kind="pr", key=pr_key(REPO, 5), installation_id=1, repo=REPO, number=5,
+                   payload={"actions": ["labeled"], "labels": odd}))
+        assert (first.outcome, second.outcome) == ("accepted", "accepted")
+        assert first.job_id == second.job_id
+        job = await a.get(first.job_id)
+        assert job is not None
+        again = await a.accept_delivery(Delivery(delivery_id="x-2", event="pull_request"),
+                                        pr_job(5))
+        assert again.outcome == "duplicate"
+        return list(job.payload["labels"])
+
+    assert asyncio.run(scenario()) == odd
