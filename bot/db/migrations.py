@@ -97,7 +97,7 @@ CREATE TABLE previews (
     # delivery id, then enqueue or merge its job, as the Python path does in six round
     # trips. Merging payloads: lists are unions in arrival order, scalars newest wins
     # (bot/queue/store.py `merge_payloads`).
-    Migration(3, "ack in one statement: digest_accept, digest_merge_payload", r"""
+    Migration(3, "ack in one statement: digest_accept(_many), digest_merge_payload", r"""
 CREATE FUNCTION digest_merge_payload(old_text TEXT, new_text TEXT) RETURNS TEXT
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
@@ -191,6 +191,22 @@ BEGIN
     END IF;
     UPDATE deliveries SET job_id = found_id WHERE delivery_id = p_delivery;
     RETURN QUERY SELECT 'accepted'::TEXT, found_id, due;
+END $$;
+
+-- The acks one replica's event loop takes during one tick, in one transaction (group
+-- commit, as the SQLite store does): row i answers element i of the arrays.
+CREATE FUNCTION digest_accept_many(
+    p_delivery TEXT[], p_event TEXT[], p_action TEXT[], p_now DOUBLE PRECISION,
+    p_kind TEXT[], p_key TEXT[], p_installation BIGINT[], p_repo TEXT[], p_number INTEGER[],
+    p_payload TEXT[], p_delay DOUBLE PRECISION[]
+) RETURNS TABLE (i INTEGER, outcome TEXT, job_id BIGINT, due_at DOUBLE PRECISION)
+LANGUAGE plpgsql AS $$
+BEGIN
+    FOR k IN 1 .. coalesce(array_length(p_delivery, 1), 0) LOOP
+        RETURN QUERY SELECT k, a.outcome, a.job_id, a.due_at FROM digest_accept(
+            p_delivery[k], p_event[k], p_action[k], p_now, p_kind[k], p_key[k],
+            p_installation[k], p_repo[k], p_number[k], p_payload[k], p_delay[k]) AS a;
+    END LOOP;
 END $$;
 """),
 )

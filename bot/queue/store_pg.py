@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,6 +37,7 @@ from bot.queue.store import (
     Job,
     JobState,
     NewJob,
+    StoreUnavailable,
     merge_payloads,
 )
 from bot.settings.model import Settings
@@ -46,6 +48,9 @@ _COLUMNS = (
 )
 _ACCEPT = ("SELECT outcome, job_id, due_at"
            " FROM digest_accept(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+_ACCEPT_MANY = ("SELECT i, outcome, job_id, due_at FROM digest_accept_many("
+                "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ORDER BY i")
+_AckDone = Callable[[Accepted | None, BaseException | None], None]
 # How many due jobs one claim looks at: the first whose PR is free wins.
 _CLAIM_CANDIDATES = 8
 
@@ -106,6 +111,10 @@ class PostgresJobStore:
         self._backoff_base = backoff_base_seconds
         self._backoff_cap = backoff_cap_seconds
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
+        # The acks each event loop asked for during its current tick (submit_accept).
+        self._ticks: dict[asyncio.AbstractEventLoop,
+                          list[tuple[Delivery, NewJob, _AckDone]]] = {}
+        self._ticks_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings, database: Database, *,
@@ -122,39 +131,100 @@ class PostgresJobStore:
     # -- intake ---------------------------------------------------------------------
 
     async def accept_delivery(self, delivery: Delivery, job: NewJob) -> Accepted:
-        return await self._db.run(self._accept_op(delivery, job), transaction=False)
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Accepted] = loop.create_future()
 
-    def submit_accept(self, delivery: Delivery, job: NewJob,
-                      done: Callable[[Accepted | None, BaseException | None], None],
-                      loop: asyncio.AbstractEventLoop) -> None:
-        """`accept_delivery` for the HTTP protocol's ack route (see the SQLite store)."""
-        self._db.submit(self._accept_op(delivery, job), done, loop, transaction=False)
-
-    def _accept_op(self, delivery: Delivery, job: NewJob) -> Callable[[Conn], Accepted]:
-        """One statement, one round trip, one commit: `digest_accept` (migration 3) does
-        what `_careful_accept_op` does. A payload PostgreSQL's JSON cannot hold (a NUL, a
-        lone surrogate in a label name) fails it as a whole; then the Python path runs,
-        which merges payloads as text."""
-        careful = self._careful_accept_op(delivery, job)
-
-        def op(conn: Conn) -> Accepted:
-            now = self._clock()
-            if job.kind == "index":
-                delay = self._index_settle if job.payload.get("sha") else 0.0
+        def done(result: Accepted | None, error: BaseException | None) -> None:
+            if answer.done():
+                return
+            if error is not None:
+                answer.set_exception(error)
             else:
-                delay = 0.0 if job.kind == "command" else self._settle
+                assert result is not None
+                answer.set_result(result)
+
+        self.submit_accept(delivery, job, done, loop)
+        return await answer
+
+    def submit_accept(self, delivery: Delivery, job: NewJob, done: _AckDone,
+                      loop: asyncio.AbstractEventLoop) -> None:
+        """`accept_delivery` for the HTTP protocol's ack route: `done` hears the outcome
+        on `loop` (the running one) once committed. The acks `loop` asks for during one
+        tick go to the database together, as one statement and one commit."""
+        with self._ticks_lock:
+            batch = self._ticks.get(loop)
+            first = batch is None
+            if batch is None:
+                batch = self._ticks[loop] = []
+            batch.append((delivery, job, done))
+        if first:
+            loop.call_soon(self._flush_acks, loop)
+
+    def _flush_acks(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._ticks_lock:
+            batch = self._ticks.pop(loop, [])
+        if not batch:
+            return
+
+        def answer(results: list[Accepted] | None, error: BaseException | None) -> None:
+            for index, (_, _, done) in enumerate(batch):
+                if error is not None or results is None:
+                    done(None, error or StoreUnavailable("no answer"))
+                else:
+                    done(results[index], None)
+
+        self._db.submit(self._accept_batch_op([(d, j) for d, j, _ in batch]), answer, loop,
+                        transaction=False)
+
+    def _delay(self, job: NewJob) -> float:
+        """How long after now a new job of this kind is due (see `_enqueue`)."""
+        if job.kind == "index":
+            return self._index_settle if job.payload.get("sha") else 0.0
+        return 0.0 if job.kind == "command" else self._settle
+
+    def _accept_batch_op(self, batch: list[tuple[Delivery, NewJob]],
+                         ) -> Callable[[Conn], list[Accepted]]:
+        """One statement, one round trip, one commit for the whole batch:
+        `digest_accept_many` (migration 3) does for each what `_careful_accept_op` does.
+        In the order of (key, delivery id), so two replicas' batches take their locks in
+        one order. A payload PostgreSQL's JSON cannot hold (a NUL, a lone surrogate in a
+        label name) fails the statement as a whole: then each delivery is taken on its
+        own, that one the careful way (the Python path, which merges payloads as text)."""
+        order = sorted(range(len(batch)),
+                       key=lambda i: (batch[i][1].key, batch[i][0].delivery_id))
+
+        def op(conn: Conn) -> list[Accepted]:
+            now = self._clock()
+            ranked = [batch[i] for i in order]
             try:
-                row = conn.execute(_ACCEPT, (
-                    delivery.delivery_id, delivery.event, delivery.action, now, job.kind,
-                    job.key, job.installation_id, job.repo, job.number,
-                    json.dumps(job.payload), delay)).fetchone()
+                rows = conn.execute(_ACCEPT_MANY, (
+                    [d.delivery_id for d, _ in ranked], [d.event for d, _ in ranked],
+                    [d.action for d, _ in ranked], now, [j.kind for _, j in ranked],
+                    [j.key for _, j in ranked], [j.installation_id for _, j in ranked],
+                    [j.repo for _, j in ranked], [j.number for _, j in ranked],
+                    [json.dumps(j.payload) for _, j in ranked],
+                    [self._delay(j) for _, j in ranked])).fetchall()
             except psycopg.DataError:
-                with conn.transaction():
-                    return careful(conn)
-            assert row is not None
-            return Accepted(row[0], int(row[1]), float(row[2]))
+                return [self._accept_one(conn, delivery, job) for delivery, job in batch]
+            results: list[Accepted | None] = [None] * len(batch)
+            for rank, outcome, job_id, due_at in rows:
+                results[order[rank - 1]] = Accepted(outcome, int(job_id), float(due_at))
+            assert all(r is not None for r in results)
+            return [r for r in results if r is not None]
 
         return op
+
+    def _accept_one(self, conn: Conn, delivery: Delivery, job: NewJob) -> Accepted:
+        try:
+            row = conn.execute(_ACCEPT, (
+                delivery.delivery_id, delivery.event, delivery.action, self._clock(),
+                job.kind, job.key, job.installation_id, job.repo, job.number,
+                json.dumps(job.payload), self._delay(job))).fetchone()
+        except psycopg.DataError:
+            with conn.transaction():
+                return self._careful_accept_op(delivery, job)(conn)
+        assert row is not None
+        return Accepted(row[0], int(row[1]), float(row[2]))
 
     def _careful_accept_op(self, delivery: Delivery, job: NewJob,
                            ) -> Callable[[Conn], Accepted]:

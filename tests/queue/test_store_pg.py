@@ -247,11 +247,16 @@ def test_a_payload_postgresqls_json_refuses_is_acked_the_careful_way(
     async def scenario() -> list[str]:
         first = await a.accept_delivery(Delivery(delivery_id="x-1", event="pull_request"),
                                         pr_job(5))
-        second = await a.accept_delivery(
-            Delivery(delivery_id="x-2", event="pull_request", action="labeled"),
-            NewJob(kind="pr", key=pr_key(REPO, 5), installation_id=1, repo=REPO, number=5,
-                   payload={"actions": ["labeled"], "labels": odd}))
-        assert (first.outcome, second.outcome) == ("accepted", "accepted")
+        # In one tick with another delivery: one batch, which the odd payload fails as a
+        # whole; each is then taken on its own.
+        second, other = await asyncio.gather(
+            a.accept_delivery(
+                Delivery(delivery_id="x-2", event="pull_request", action="labeled"),
+                NewJob(kind="pr", key=pr_key(REPO, 5), installation_id=1, repo=REPO,
+                       number=5, payload={"actions": ["labeled"], "labels": odd})),
+            a.accept_delivery(Delivery(delivery_id="x-3", event="pull_request"), pr_job(6)))
+        assert (first.outcome, second.outcome, other.outcome) == ("accepted",) * 3
+        assert other.job_id != first.job_id
         assert first.job_id == second.job_id
         job = await a.get(first.job_id)
         assert job is not None
