@@ -132,6 +132,7 @@ class RealReport:
     recall_hits: int = 0
     recall_total: int = 0
     missed: list[str] = field(default_factory=list)
+    noise_items: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         noise = list(self.noise.values())
@@ -159,6 +160,7 @@ class RealReport:
                 for name in self.lines
             },
             "missed_specific": self.missed,
+            "noise_items": self.noise_items,
         }
 
 
@@ -176,6 +178,11 @@ def score(shown_of: Mapping[str, tuple[str, Sequence[str]]], judged: Judged) -> 
         report.noise[name] = sum(1 for i in items if i in marks and marks[i].verdict == "noise")
         report.useful[name] = sum(1 for i in items if i in marks and marks[i].verdict == "useful")
         report.unjudged[name] = [i for i in items if i not in marks]
+        report.noise_items.extend(
+            f"{name}: {i[:110]} — {marks[i].why}"
+            for i in items
+            if i in marks and marks[i].verdict == "noise"
+        )
         present = set(items)
         for text, mark in marks.items():
             if mark.verdict == "useful" and mark.specific:
@@ -216,4 +223,8 @@ def format_real(report: RealReport, *, show_items: bool = True) -> str:
             "noise per PR: " + " ".join(f"{n}={v}" for n, v in report.noise.items()),
         ]
     )
+    if show_items and report.noise_items:
+        out.extend(["", "noise items (judged):", *(f"- {i}" for i in report.noise_items)])
+    if report.missed:
+        out.extend(["", "missed PR-specific items:", *(f"- {i}" for i in report.missed)])
     return "\n".join(out)

@@ -15,6 +15,7 @@ from functools import cached_property
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef
 from bot.core.reading.body import PullRequestBody
+from bot.core.reading.prose_lines import patch_is_prose
 from bot.core.render.ci import specificity, step_title
 from bot.core.render.i18n import t
 from bot.core.rules.globset import GlobSet, PathGroups
@@ -286,8 +287,26 @@ def assess_risks(
     """Every open risk, high severity first (stable within a severity). `ci` is what
     the base's pipeline runs for the PR and, when read, how it fared on the head."""
     ctx = _Context(facts, body, areas, compile_risk_settings(settings), lang, ci)
-    found = [risk for check in _CHECKS if (risk := check(ctx)) is not None]
+    found = _one_ask_per_run([risk for check in _CHECKS if (risk := check(ctx)) is not None])
     return tuple(sorted(found, key=lambda r: SEVERITY_RANK[r.severity]))
+
+
+# Risks that each ask the author for a run of the change. A reviewer asks once, for the
+# most specific run: on the platform the change is for, else an accuracy evaluation,
+# else any test output. The one kept takes the highest severity of those it stands for;
+# a low one (a title tag with no platform file behind it) stands for nothing more.
+_RUN_ASKS = ("hardware-unverified", "missing-gpu-eval", "missing-test-results")
+
+
+def _one_ask_per_run(found: list[Risk]) -> list[Risk]:
+    asks = [r for r in found if r.id in _RUN_ASKS]
+    raised = [r for r in asks if r.severity != "low"]
+    if len(asks) < 2 or not raised:
+        return found
+    kept = min(raised, key=lambda r: _RUN_ASKS.index(r.id))
+    severity = min((r.severity for r in asks), key=SEVERITY_RANK.__getitem__)
+    merged = kept.model_copy(update={"severity": severity})
+    return [merged if r is kept else r for r in found if r.id not in _RUN_ASKS or r is kept]
 
 
 def _risk(
@@ -326,7 +345,7 @@ def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
         if not code and name not in claimed:
             continue
         compute = ctx.has_compute(changed)
-        if compute is False:
+        if compute is False or (changed.patch and patch_is_prose(changed.patch)):
             continue
         strength = _STRONG if code and compute else _MEDIUM
         if strength > best:
@@ -416,20 +435,40 @@ def _named_section(body: PullRequestBody) -> str:
     return title if plain and "plan" not in title.lower() else ""
 
 
+# A source change this small (lines added + removed) is read whole in review; a missing
+# regression test for it is noted, not raised.
+_TINY_CHANGE = 6
+
+
 def _missing_tests(ctx: _Context) -> Risk | None:
-    if ctx.tests_changed:
+    if ctx.tests_changed or _performance_change(ctx):
         return None
     source_files, docs_ci = ctx.selected(ctx.rules.sources), ctx.docs_ci_files
-    sources = [
-        f.filename
+    changed = [
+        f
         for f in ctx.files
-        if f.status != "removed" and f.filename in source_files and f.filename not in docs_ci
+        if f.status != "removed"
+        and f.filename in source_files
+        and f.filename not in docs_ci
+        and not (f.patch and patch_is_prose(f.patch))  # a docstring cannot fail a test
     ]
-    if not sources:
+    if not changed:
         return None
+    sources = [f.filename for f in changed]
+    tiny = all(f.patch is not None for f in changed) and (
+        sum(f.changes for f in changed) <= _TINY_CHANGE
+    )
     limit = ctx.rules.settings.evidence_files
     key = "risk.missing-tests.one" if len(sources) == 1 else ""
-    return _risk(ctx, "missing-tests", "medium", sources[:limit], key, count=len(sources))
+    severity: Severity = "low" if tiny else "medium"
+    return _risk(ctx, "missing-tests", severity, sources[:limit], key, count=len(sources))
+
+
+def _performance_change(ctx: _Context) -> bool:
+    """A change made for speed: tagged so, or posting performance numbers. Its behaviour
+    is meant to stay the same, so the ask is its numbers (perf-claim-without-numbers),
+    and the tests that already cover the path are the regression test."""
+    return bool(ctx.body.perf_numbers) or ctx.rules.perf_title.search(ctx.facts.title) is not None
 
 
 def _release_branch(ctx: _Context) -> Risk | None:

@@ -97,10 +97,12 @@ MAX_OWNERS_SHOWN = 4
 
 def who_lines(digest: Digest) -> Iterator[str]:
     """Each area with its audience, and the code owners (the base's CODEOWNERS) of its
-    files; owners of files no area covers get a line of their own."""
+    files; owners of files no area covers get a line of their own, when no area line
+    names them already."""
     lang = digest.lang
     owned = dict(digest.owners.by_file) if digest.owners else {}
     shown_files: set[str] = set()
+    named: set[str] = set()
     for area in digest.areas:
         line = f"- **{sanitize_trusted(area.title, 120)}**"
         if area.files:
@@ -110,10 +112,15 @@ def who_lines(digest: Digest) -> Iterator[str]:
             line += f" — {sanitize_trusted(area.audience, 200)}"
         owners = _ordered(o for f in area.files for o in owned.get(f, ()))
         shown_files.update(area.files)
+        named.update(owners)
         if owners:
             line += f" · {_label(lang, 'render.owners')}{_owner_names(owners, lang)}"
         yield line
-    rest = _ordered(o for f, who in owned.items() if f not in shown_files for o in who)
+    # Owners of the other files, unless an area line already names them: the reader
+    # needs each person once.
+    rest = _ordered(
+        o for f, who in owned.items() if f not in shown_files for o in who if o not in named
+    )
     if rest:
         label = "render.other_owners" if digest.areas else "render.owners"
         yield f"- {_label(lang, label)}{_owner_names(rest, lang)}"

@@ -93,6 +93,7 @@ def value_line(change: ValueChange, lang: Lang) -> str:
 def _specific_files(digest: Digest) -> set[str]:
     files = {d.concerns_file for d in digest.decisions if d.concerns_file}
     files.update(n.file for n in digest.structure)
+    files.update(s.file for s in digest.symbols)
     return files
 
 

@@ -94,7 +94,9 @@ def _vllm_hardware() -> dict[str, HardwarePlatform]:
             ci_link_pattern=r"/(?:[\w-]*cpu|intel|arm|aarch64)[\w-]*/builds/",
         ),
         "XPU": HardwarePlatform(
-            paths=["vllm/platforms/xpu.py", "csrc/xpu/**", "vllm/v1/worker/xpu*"],
+            paths=[
+                "vllm/platforms/xpu.py", "vllm/_xpu_ops.py", "csrc/xpu/**", "vllm/v1/worker/xpu*"
+            ],
             title_pattern=r"\[(?:xpu|intel[ _-]?gpu)\]",
             hardware_names=[
                 r"\barc\b",
@@ -193,6 +195,7 @@ class RiskSettings(BaseModel):
             r"""^(?:[rbfu]{0,2}["'])""",
             r"^[\)\]\}]+[,;:]?$",
             r"^class\s+\w*(?:Error|Exception|Warning)\b",
+            r"""^\[[\w.\s"',]*\][\w.\s,]*$""",
         ]
     )
     # Regexes (case-insensitive) in the title or body that mean "this goes to a release".

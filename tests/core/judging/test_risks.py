@@ -81,6 +81,10 @@ def assess(
 COMPILE_FILE = "vllm/compilation/fusion.py"
 COMPILE = area("compile", (COMPILE_FILE,), numerics=True, criticality="high")
 TESTED = (COMPILE_FILE, "tests/compile/test_fusion.py")
+# Code no numerics risk stands on, tested.
+SERVED = ("vllm/entrypoints/openai/serving_chat.py", "tests/entrypoints/test_chat.py")
+SCHEDULER_FILE = "vllm/v1/core/sched/scheduler.py"
+SCHEDULER = area("core", (SCHEDULER_FILE,), criticality="critical")
 
 
 # --- missing-gpu-eval ----------------------------------------------------------
@@ -142,22 +146,46 @@ def test_missing_test_results(result_section: str, evidence: str) -> None:
     # Tests changed and no numerics area: an empty result is the vLLM norm (CI shows
     # it), so the item is low.
     body = f"## Purpose\nx\n## Test Plan\npytest tests/a.py\n{result_section}"
-    risk = assess(pr(*TESTED), body)["missing-test-results"]
+    risk = assess(pr(*SERVED), body)["missing-test-results"]
     assert (risk.severity, risk.evidence) == ("low", (evidence,))
 
 
-def test_missing_test_results_is_medium_for_untested_numerics_code() -> None:
+def test_missing_test_results_is_medium_for_untested_critical_code() -> None:
     body = "## Purpose\nx\n## Test Plan\n\n## Test Result\n\n"
-    risk = assess(pr(COMPILE_FILE), body, (COMPILE,))["missing-test-results"]
+    risk = assess(pr(SCHEDULER_FILE), body, (SCHEDULER,))["missing-test-results"]
     assert risk.severity == "medium"
     # The same PR with a test change, or with a CI build linked, is low / quiet.
-    assert assess(pr(*TESTED), body, (COMPILE,))["missing-test-results"].severity == "low"
+    tested = pr(SCHEDULER_FILE, "tests/v1/core/test_scheduler.py")
+    assert assess(tested, body, (SCHEDULER,))["missing-test-results"].severity == "low"
     linked = body + "CI: https://buildkite.com/vllm/ci/builds/4242\n"
-    assert "missing-test-results" not in assess(pr(COMPILE_FILE), linked, (COMPILE,))
+    assert "missing-test-results" not in assess(pr(SCHEDULER_FILE), linked, (SCHEDULER,))
+
+
+def test_one_ask_for_a_run_the_most_specific_at_the_highest_severity() -> None:
+    """Numerics code with no result: the GPU evaluation stands for the test output too,
+    at the higher of the two severities; a platform file's run stands for both."""
+    body = "## Purpose\nx\n## Test Plan\n\n## Test Result\n\n"
+    risks = assess(pr(COMPILE_FILE), body, (COMPILE,))
+    assert "missing-test-results" not in risks
+    assert risks["missing-gpu-eval"].severity in ("medium", "high")
+    kernel = "csrc/xpu/fused_input_norm.cpp"
+    patched = ChangedFile(filename=kernel, additions=1, patch="@@ -1 +1 @@\n+  out = x * s;")
+    xpu = pr(patched, title="[XPU] fuse the norm")
+    kernels = area("kernels", (kernel,), numerics=True, criticality="high")
+    assert assess_risks(xpu, parse_body(body), (kernels,), SETTINGS, "en")  # sanity
+    both = assess(xpu, body, (kernels,))
+    assert set(both) & {"missing-gpu-eval", "missing-test-results"} == set()
+    assert both["hardware-unverified"].severity == "high"
+    # A title tag alone (a low hardware item) is never the one kept: the evaluation is.
+    tagged = assess(pr(COMPILE_FILE, title="[XPU] fusion"), body, (COMPILE,))
+    assert "hardware-unverified" not in tagged
+    assert tagged["missing-gpu-eval"].severity in ("medium", "high")
+    alone = assess(pr("vllm/entrypoints/llm.py", title="[XPU] fix"), "## Purpose\nx\n", ())
+    assert alone["hardware-unverified"].severity == "low"
 
 
 def test_missing_test_results_on_an_empty_body_in_chinese() -> None:
-    risk = assess(pr(*TESTED), None, lang="zh")["missing-test-results"]
+    risk = assess(pr(*SERVED), None, lang="zh")["missing-test-results"]
     assert risk.evidence == ("描述为空",)
     assert "测试结果" in risk.text
 
@@ -455,8 +483,9 @@ def test_unknown_keys_and_bad_regexes_are_rejected() -> None:
 
 REAL = [
     # (case, areas, expected risk ids): what a reviewer would flag on the real PR.
+    # One ask for a run: the GPU evaluation stands for the missing test output too.
     (34031, (area("compile", ("vllm/compilation/fusion.py",), numerics=True),),
-     {"missing-gpu-eval", "missing-test-results", "missing-tests"}),
+     {"missing-gpu-eval", "missing-tests"}),
     (50758, (area("compile", ("vllm/compilation/passes/rope_kvcache_fusion.py",),
                   numerics=True),),
      {"missing-gpu-eval", "missing-tests"}),
@@ -481,3 +510,51 @@ def test_real_case_gpu_eval_evidence() -> None:
     compile_area = area("compile", ("vllm/compilation/fusion.py",), numerics=True)
     risk = assess(pr("vllm/compilation/fusion.py"), case["body"], (compile_area,))
     assert risk["missing-gpu-eval"].evidence[0] == "requires CUDA hardware/CI"
+
+
+# --- missing-tests: what it does not ask for ----------------------------------------
+
+
+def _source(path: str, patch: str, additions: int = 10, deletions: int = 2) -> ChangedFile:
+    return ChangedFile(filename=path, additions=additions, deletions=deletions, patch=patch)
+
+
+DOCSTRING_ONLY = (
+    "@@ -10,4 +10,6 @@ class SchedulerConfig:\n"
+    "     max_num_seqs: int = 128\n"
+    '     """Maximum number of sequences per iteration.\n'
+    "+\n"
+    "+    Applies per data-parallel rank, not to the whole server.\n"
+    '     """\n'
+)
+CODE_CHANGE = (
+    "@@ -10,3 +10,3 @@ def admit(self, request):\n"
+    "-        if len(self.queue) > self.limit:\n"
+    "+        if len(self.queue) >= self.limit:\n"
+    "             return False\n"
+)
+
+
+def test_missing_tests_not_for_a_docstring_or_comment_change() -> None:
+    docs = pr(_source("vllm/config/scheduler.py", DOCSTRING_ONLY, 2, 0))
+    assert "missing-tests" not in assess(docs, "## Purpose\nClarify the limit.")
+    code = pr(_source("vllm/config/scheduler.py", CODE_CHANGE, 12, 2))
+    assert assess(code, "## Purpose\nFix.")["missing-tests"].severity == "medium"
+
+
+def test_missing_tests_is_low_on_a_tiny_change() -> None:
+    tiny = pr(_source("vllm/config/scheduler.py", CODE_CHANGE, 1, 1))
+    assert assess(tiny, "## Purpose\nOff by one.")["missing-tests"].severity == "low"
+    # Unknown patches are not known to be tiny.
+    unknown = pr(ChangedFile(filename="vllm/config/scheduler.py", additions=1, deletions=1))
+    assert assess(unknown, "## Purpose\nFix.")["missing-tests"].severity == "medium"
+
+
+def test_missing_tests_not_on_a_performance_change() -> None:
+    code = _source("vllm/model_executor/layers/fused_moe/runner.py", CODE_CHANGE, 12, 2)
+    assert "missing-tests" not in assess(pr(code, title="[Perf] Skip a redundant all-reduce"), "x")
+    numbers = (
+        "## Purpose\nFaster.\n\n| tp | before | after |\n|---|---|---|\n| 4 | 4.64 ms | 4.08 ms |\n"
+    )
+    assert "missing-tests" not in assess(pr(code, title="[Kernel] Swizzle"), numbers)
+    assert "missing-tests" in assess(pr(code, title="[Kernel] Swizzle"), "## Purpose\nFix.")

@@ -267,11 +267,11 @@ STRUCTURE_TABLE: list[tuple[str, ChangedFile, tuple[str, str, tuple[str, ...]]]]
         ("run", "todo", ("drop the legacy path",)),
     ),
     (
-        "test isolated in its own process",
+        "function isolated in its own process",
         _patch(
-            "tests/test_c.py", "+@create_new_process_for_each_test()", " def test_c():", "     ok()"
+            "vllm/distributed/launch.py", "+@spawn_new_process()", " def launch():", "     ok()"
         ),
-        ("test_c", "isolated", ("create_new_process_for_each_test",)),
+        ("launch", "isolated", ("spawn_new_process",)),
     ),
     (
         "8-case parametrize matrix",
@@ -286,6 +286,57 @@ STRUCTURE_TABLE: list[tuple[str, ChangedFile, tuple[str, str, tuple[str, ...]]]]
         ("test_gate", "parametrize", ("8", "2×2×2", "")),
     ),
 ]
+
+
+def test_declarations_and_test_scaffolding_give_no_note() -> None:
+    """A reviewer learns nothing from "staticmethod removed" or a test's fixture and
+    process isolation that the code does not say; a decorator that changes behaviour
+    in production code is still a note."""
+    quiet = [
+        _patch("vllm/a.py", "-    @staticmethod", "+    @classmethod", "     def f(cls):"),
+        _patch("vllm/b.py", "+@dataclass", " class Config:", "     x: int = 1"),
+        _patch("tests/test_c.py", "+@create_new_process_for_each_test()", " def test_c():"),
+        _patch("tests/conftest.py", "+@pytest.fixture", " def mixin():", "     return 1"),
+    ]
+    assert read_structure(quiet) == ()
+    cached = _patch("vllm/d.py", "+@lru_cache", " def lookup(key):", "     return key")
+    assert [(n.symbol, n.kind) for n in read_structure([cached])] == [
+        ("lookup", "decorator-added")
+    ]
+
+
+def test_a_keyword_is_not_dropped_when_its_call_is_replaced_or_an_attribute_is_set() -> None:
+    replaced = _patch(
+        "vllm/m.py",
+        "-        x = torch.from_numpy(a).to(",
+        "-            self.device,",
+        "-            non_blocking=True,",
+        "-        )",
+        "+        x = async_tensor_h2d(a, device=self.device)",
+        header="def forward(self):",
+    )
+    assert read_structure([replaced]) == ()
+    attribute = _patch(
+        "vllm/p.py",
+        "-        self.hidden_dim = config.get_hidden_size()",
+        "+        self.workspace_dim = widest(config)",
+        header="def __init__(self, config):",
+    )
+    assert read_structure([attribute]) == ()
+
+
+def test_a_rewrite_is_not_a_reorder() -> None:
+    lines = [f"-    old_{i}()" for i in range(8)] + [f"+    new_{i}()" for i in range(8)]
+    rewrite = _patch(
+        "vllm/r.py",
+        "-    version = pick()",
+        "-    logger.warning_once(msg)",
+        *lines,
+        "+    logger.warning_once(msg)",
+        "+    version = pick()",
+        header="def select():",
+    )
+    assert all(n.kind != "reordered" for n in read_structure([rewrite]))
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,14 @@ TODO = re.compile(r"#[ \t]*(TODO|FIXME|XXX)\b(?:\([^)\n]{0,40}\))?[: \t]*(.*)")
 PARAMETRIZE = re.compile(r"[ \t]*@pytest\.mark\.parametrize\((.*)")
 _WRAP_CALL = re.compile(r"([A-Za-z_][\w.]*\.)?([A-Za-z_]\w*)\(([A-Za-z_]\w*)\)[ \t]*$")
 _ISOLATION = re.compile(r"spawn|fork|isolat|subprocess|new_process", re.IGNORECASE)
+# Decorators that declare what a definition is, not what it does: a reviewer learns
+# nothing from "staticmethod removed" or "dataclass added" that the code does not say.
+_DECLARATIVE = frozenset({
+    "staticmethod", "classmethod", "property", "override", "typing.override",
+    "typing_extensions.override", "abstractmethod", "abc.abstractmethod", "dataclass",
+    "dataclasses.dataclass", "functools.wraps", "wraps", "final", "typing.final",
+    "overload", "typing.overload",
+})
 
 # Most telling first: what changes behaviour before what changes tests.
 RANK: dict[str, int] = {
@@ -60,6 +68,20 @@ def is_test_file(filename: str) -> bool:
     return filename.rsplit("/", 1)[-1].startswith("test")
 
 
+def in_tests(filename: str) -> bool:
+    """A test or a test helper: under a tests/ folder or a test_*.py file."""
+    return filename.startswith("tests/") or "/tests/" in filename or is_test_file(filename)
+
+
+def telling_decorator(filename: str, name: str) -> bool:
+    """Whether adding or removing decorator `name` is worth a line: not a declaration
+    (staticmethod, dataclass...), and not test scaffolding (fixtures, process isolation,
+    marks) in a test, whose reviewer reads the test itself."""
+    if name in _DECLARATIVE or name.endswith(".setter") or name.endswith(".getter"):
+        return False
+    return not in_tests(filename)
+
+
 def decorations(
     file: str, scope: str, decorators: list[tuple[str, re.Match[str]]], moved: set[str]
 ) -> Iterator[StructureNote]:
@@ -79,7 +101,7 @@ def decorations(
                 matrix.append(cases)
             parametrize_changed = parametrize_changed or marker != " "
             continue
-        if marker == " " or code.strip() in moved:
+        if marker == " " or code.strip() in moved or not telling_decorator(file, name):
             continue
         if _ISOLATION.search(name) and marker == "+":
             yield StructureNote(file, scope, "isolated", (name,))

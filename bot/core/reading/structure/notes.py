@@ -26,7 +26,11 @@ from bot.core.reading.structure.lines import (
 from bot.core.reading.structure.pieces import Hunk
 
 _CONDITION = re.compile(r"[ \t]*(?:if|elif|while)[ \t(].*:[ \t]*(?:#.*)?$")
-_KWARG = re.compile(r"(?<![=!<>\w])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
+# Not after "." either: `self.size = n` assigns an attribute, it passes no keyword.
+_KWARG = re.compile(r"(?<![=!<>\w.])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
+# The innermost call still open at a point of a line: its callee's name.
+_CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
+_CALL_LOOKBACK = 1000
 # Where a line of capped codes joined by "\n" ends in a one-name call, as one that
 # `wrap_call` reads must.
 _MAY_WRAP = re.compile(r"\([A-Za-z_]\w*\)[^\S\n]*(?:\n|\Z)")
@@ -95,6 +99,11 @@ def _reordered(hunk: Hunk, moved: set[str]) -> tuple[str, str] | None:
     """Two statements that swapped places: (now first, now second)."""
     meaningful = {m for m in moved if len(m) >= 6 and m not in {"return", "pass", "else:"}}
     if len(meaningful) < 2:
+        return None
+    # In a rewrite two surviving lines change order by accident; a reorder is a change
+    # made mostly of the moved statements (each is one removed and one added line).
+    changed = sum(1 for marker, code in hunk.lines if marker in "+-" and code.strip())
+    if 4 * len(meaningful) < changed:
         return None
     old = _dedup([c.strip() for m, c in hunk.lines if m == "-" and c.strip() in meaningful])
     new = _dedup([c.strip() for m, c in hunk.lines if m == "+" and c.strip() in meaningful])
@@ -198,7 +207,34 @@ def _dropped_kwargs(removed: list[str], added: list[str]) -> list[str]:
         return []
     old = _kwargs(removed)
     new = set(_kwargs(added))
-    return [name for name in old if name not in new]
+    added_text = "\n".join(added)
+    return [
+        name
+        for name in old
+        if name not in new and _callee_kept(_callees_passing(name, removed), added_text)
+    ]
+
+
+def _callees_passing(name: str, lines: list[str]) -> set[str]:
+    """The callees that removed lines pass keyword `name` to, read across the lines of
+    a multi-line call (the innermost call still open where the keyword stands)."""
+    text = "\n".join(lines)
+    callees: set[str] = set()
+    for found in re.finditer(rf"(?<![\w.]){re.escape(name)}[ \t]*=(?!=)", text):
+        head = text[max(0, found.start() - _CALL_LOOKBACK) : found.start()]
+        for match in reversed(list(_CALLEE.finditer(head))):
+            tail = head[match.end() :]
+            if tail.count("(") >= tail.count(")"):
+                callees.add(match.group(1))
+                break
+    return callees
+
+
+def _callee_kept(callees: set[str], added_text: str) -> bool:
+    """A keyword is "no longer passed" only to a call the new lines still make: a call
+    replaced by another function (`.to(d, non_blocking=True)` by a helper) drops no
+    argument. Where no callee shows, kept as before."""
+    return not callees or any(f"{c}(" in added_text for c in callees)
 
 
 def _kwargs(lines: list[str]) -> list[str]:
