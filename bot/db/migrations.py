@@ -209,6 +209,43 @@ BEGIN
     END LOOP;
 END $$;
 """),
+    # The label view's copy of each converged digest (bot/view/store_pg.py). Repository
+    # names compare without case, as GitHub's do: `repo_key` is the lower-cased name.
+    Migration(4, "label view: repositories, PRs, digests", """
+CREATE TABLE view_repos (
+    repo_key TEXT PRIMARY KEY,
+    repo TEXT NOT NULL,
+    private BOOLEAN NOT NULL,
+    version BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE view_prs (
+    repo_key TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    author TEXT NOT NULL,
+    url TEXT NOT NULL,
+    pr_labels TEXT NOT NULL,
+    labels TEXT NOT NULL,
+    draft BOOLEAN NOT NULL,
+    state TEXT NOT NULL,
+    merged BOOLEAN NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    closed_at DOUBLE PRECISION,
+    changed_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (repo_key, number)
+);
+CREATE INDEX view_prs_updated ON view_prs (repo_key, updated_at);
+CREATE INDEX view_prs_changed ON view_prs (repo_key, changed_at);
+CREATE TABLE view_digests (
+    repo_key TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    lang TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    payload BYTEA NOT NULL,
+    stored_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (repo_key, number, lang)
+);
+"""),
 )
 
 _CREATE_TABLE = """

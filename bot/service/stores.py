@@ -5,15 +5,13 @@ share (DIGEST_DATABASE_URL). psycopg is imported only for the latter."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.db.errors import DatabaseUnreachable as DatabaseUnreachable
 from bot.queue.ledger import Ledger, LedgerStore
-from bot.queue.sqlite_writer import SqliteWriter
 from bot.queue.store import ServiceStore, SqliteJobStore
 from bot.settings.model import Settings
-from bot.view.store import SCHEMA as VIEW_SCHEMA
 from bot.view.store import DigestStore, create_schema
 
 if TYPE_CHECKING:
@@ -28,8 +26,6 @@ class Stores:
     ledger: LedgerStore
     digests: DigestStore
     database: Database | None = None
-    # What else holds a file or a pool open (closed last).
-    _closers: list[SqliteWriter] = field(default_factory=list)
 
     @property
     def backend(self) -> str:
@@ -38,8 +34,6 @@ class Stores:
     def close(self) -> None:
         self.store.close()
         self.ledger.close()
-        for writer in self._closers:
-            writer.close()
         if self.database is not None:
             self.database.close()
 
@@ -69,9 +63,7 @@ def open_stores(settings: Settings) -> Stores:
     for migration in applied:
         log.info("database schema migrated to version %d (%s)", migration.version,
                  migration.name)
-    # The label view's digests stay in the local file until they move to the database.
-    create_schema(settings.db_path)
-    view_writer = SqliteWriter(str(settings.db_path), VIEW_SCHEMA)
+    from bot.view.store_pg import PostgresDigestStore
+
     return Stores(PostgresJobStore.from_settings(settings, database), PostgresLedger(database),
-                  DigestStore(view_writer, recent_seconds=recent), database,
-                  [view_writer])
+                  PostgresDigestStore(database, recent_seconds=recent), database)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -91,6 +92,10 @@ def test_a_replica_killed_after_acking_a_burst_loses_nothing_and_doubles_nothing
                             " ORDER BY number").fetchall()
         delivery_jobs: dict[str, int] = dict(
             conn.execute("SELECT delivery_id, job_id FROM deliveries"))
+        viewed = [row[0] for row in conn.execute(
+            "SELECT number FROM view_prs ORDER BY number")]
+    # The label view's digests are in the shared database too: any replica serves them.
+    assert viewed == [MID_RUN, *BURST]
     # One job per PR, including those whose delivery reached both replicas.
     assert [row[0] for row in jobs] == [MID_RUN, *BURST]
     assert {row[2] for row in jobs} == {"done"}
@@ -118,3 +123,23 @@ def test_a_bad_database_url_is_one_line_at_start_with_the_password_hidden(
     assert len(problem) == 1, proc.stderr
     assert "nobody:***@" in problem[0]
     assert "cannot connect" in problem[0]
+
+
+def test_readyz_fails_while_the_database_is_unreachable(pg_url: str, tmp_path: Path) -> None:
+    state = e2e_state()
+    with FakeGitHubServer(state) as url, _replica(url, tmp_path, "r", pg_url) as svc:
+        wait_until(lambda: svc.get("/readyz").status_code == 200, 10, message="ready")
+        name = urlsplit(pg_url).path.lstrip("/")
+        admin = pg_url.replace(f"/{name}?", "/postgres?")
+        # The database goes away under the running replica (its connections cut, new
+        # ones refused).
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                         " WHERE datname = %s", (name,))
+        reply = svc.get("/readyz")
+        assert reply.status_code == 503, reply.text
+        assert reply.json()["ready"] is False
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        wait_until(lambda: svc.get("/readyz").status_code == 200, 10, message="ready again")
