@@ -1,6 +1,14 @@
-"""The one error a database start can fail with; importing it imports no driver."""
+"""The errors of both databases; importing them imports no driver.
+
+`StoreUnavailable` is part of the JobStore contract and imported from bot.queue.store;
+it is defined here, at the bottom, so the PostgreSQL pool (bot/db/pool.py) can raise
+it without importing the queue that uses the pool."""
 
 from __future__ import annotations
+
+
+class StoreUnavailable(Exception):
+    """The database cannot be reached or written; intake answers 503."""
 
 
 class DatabaseUnreachable(Exception):

@@ -28,8 +28,8 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from bot.db.errors import DatabaseUnreachable as DatabaseUnreachable
+from bot.db.errors import StoreUnavailable
 from bot.db.url import redact_url, secrets_in_url
-from bot.queue.sqlite_writer import StoreUnavailable
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
