@@ -246,6 +246,16 @@ CREATE TABLE view_digests (
     PRIMARY KEY (repo_key, number, lang)
 );
 """),
+    # The symbol index stays a per-replica SQLite cache; the commit an index job indexed
+    # is shared, so every replica's periodic sync builds the same (bot/handlers/processor.py).
+    Migration(5, "the commit each repository's symbol index is at", """
+CREATE TABLE index_commits (
+    repo TEXT PRIMARY KEY,
+    installation_id BIGINT,
+    commit_sha TEXT NOT NULL,
+    indexed_at DOUBLE PRECISION NOT NULL
+);
+"""),
 )
 
 _CREATE_TABLE = """

@@ -46,6 +46,15 @@ MAX_PREVIEWS = 2000
 
 
 @dataclass(frozen=True)
+class IndexedCommit:
+    """The commit a replica last indexed for a repository (several replicas share it)."""
+
+    repo: str
+    installation_id: int | None
+    commit: str
+
+
+@dataclass(frozen=True)
 class StoredPreview:
     """A dry-run write as `digest-bot previews` shows it."""
 
@@ -79,6 +88,14 @@ class LedgerStore(Protocol):
     async def stored_previews(
         self, *, repo: str | None = None, number: int | None = None, limit: int = 10
     ) -> list[StoredPreview]: ...
+
+    async def record_indexed(self, repo: str, installation_id: int | None,
+                             commit: str) -> None:
+        """An index job indexed `commit`: the symbol index is a per-replica cache, so
+        the other replicas bring theirs to it (`indexed_commits`)."""
+        ...
+
+    async def indexed_commits(self) -> list[IndexedCommit]: ...
 
 
 class Ledger:
@@ -182,6 +199,13 @@ class Ledger:
             return [StoredPreview(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
         return await self._writer.run(read)
+
+    async def record_indexed(self, repo: str, installation_id: int | None,
+                             commit: str) -> None:
+        """One process on one SQLite file: its index is the only one, nothing to share."""
+
+    async def indexed_commits(self) -> list[IndexedCommit]:
+        return []
 
 
 def _preview_filter(repo: str | None, number: int | None) -> tuple[str, tuple[object, ...]]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from bot.db.pool import Conn, Database
 from bot.github.dry_run import RecordedWrite
-from bot.queue.ledger import MAX_PREVIEWS, StoredPreview
+from bot.queue.ledger import MAX_PREVIEWS, IndexedCommit, StoredPreview
 
 
 class PostgresLedger:
@@ -102,3 +102,27 @@ class PostgresLedger:
             return [StoredPreview(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
         return await self._db.run(read)
+
+    async def record_indexed(self, repo: str, installation_id: int | None,
+                             commit: str) -> None:
+        now = self._clock()
+
+        def write(conn: Conn) -> None:
+            conn.execute(
+                "INSERT INTO index_commits VALUES (%s, %s, %s, %s) ON CONFLICT (repo)"
+                " DO UPDATE SET installation_id = COALESCE(excluded.installation_id,"
+                " index_commits.installation_id), commit_sha = excluded.commit_sha,"
+                " indexed_at = excluded.indexed_at",
+                (repo, installation_id, commit, now),
+            )
+
+        await self._db.run(write, transaction=False)
+
+    async def indexed_commits(self) -> list[IndexedCommit]:
+        def read(conn: Conn) -> list[IndexedCommit]:
+            rows = conn.execute(
+                "SELECT repo, installation_id, commit_sha FROM index_commits ORDER BY repo"
+            ).fetchall()
+            return [IndexedCommit(r[0], r[1], r[2]) for r in rows]
+
+        return await self._db.run(read, transaction=False)

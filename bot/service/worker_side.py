@@ -104,13 +104,18 @@ def build_worker_side(
     async def prune() -> None:
         await store.prune(time.time() - PRUNE_AFTER_SECONDS)
 
+    periodic: list[tuple[float, Callable[[], Coroutine[Any, Any, object]]]] = [
+        (settings.reconcile_interval_seconds, reconcile), (3600.0, prune)]
+    if refresher is not None and settings.postgres_url is not None:
+        # Replicas share the queue but each keeps its own index (docs/architecture.md).
+        periodic.append((settings.index_sync_seconds, processor.sync_indexes))
     worker = Worker(
         store, processor, metrics,
         concurrency=settings.workers,
         # An expired lease is noticed within half a lease.
         lease_check_interval=min(30.0, settings.lease_seconds / 2),
         heartbeat_interval=settings.lease_seconds / 3,
-        periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
+        periodic=periodic,
     )
     side = WorkerSide(WorkerThread(worker), processor)
     if settings.has_app_credentials:

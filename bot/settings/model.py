@@ -58,6 +58,9 @@ class Settings(BaseSettings):
         " unset: the SQLite file"))
     database_pool_size: int = Field(default=8, ge=2, le=100, description=(
         "PostgreSQL connections each replica keeps at most (with DIGEST_DATABASE_URL)"))
+    index_sync_seconds: float = Field(default=60.0, gt=0, description=(
+        "with DIGEST_DATABASE_URL: how often a replica brings its own symbol index (a"
+        " local cache) to the commit another replica's index job indexed"))
     dry_run: bool = Field(
         default=False,
         description="read GitHub but write nothing (writes are logged and stored; "

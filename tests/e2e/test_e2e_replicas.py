@@ -18,7 +18,17 @@ import pytest
 
 from tests.fakes.github_http import FakeGitHubServer
 from tests.handler_env import COMPILE_FILES, UNTESTED_BODY
-from tests.service_harness import BOT, REPO, ServiceProcess, e2e_state, pr_event, wait_until
+from tests.repo_index_tarballs import tree_tarball
+from tests.repo_index_tree import TREE
+from tests.service_harness import (
+    BOT,
+    INSTALLATION_ID,
+    REPO,
+    ServiceProcess,
+    e2e_state,
+    pr_event,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -143,3 +153,36 @@ def test_readyz_fails_while_the_database_is_unreachable(pg_url: str, tmp_path: P
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
         wait_until(lambda: svc.get("/readyz").status_code == 200, 10, message="ready again")
+
+
+def test_a_push_indexed_by_one_replica_is_indexed_by_the_other_too(
+    pg_url: str, tmp_path: Path,
+) -> None:
+    # The symbol index is each replica's own cache; the push's one index job runs on
+    # one of them, and the other brings its own index to the same commit.
+    head = "f" * 40
+    state = e2e_state()
+    repo = state.repos[REPO]
+    repo.head_sha = head
+    repo.tarball = tree_tarball(TREE)
+    env = {"DIGEST_DATABASE_URL": pg_url, "DIGEST_INDEX_SETTLE_SECONDS": "0.2",
+           "DIGEST_INDEX_SYNC_SECONDS": "0.5"}
+    push = {"ref": "refs/heads/main", "before": "0" * 40, "after": head, "created": False,
+            "deleted": False, "commits": [],
+            "repository": {"full_name": REPO, "default_branch": "main"},
+            "installation": {"id": INSTALLATION_ID},
+            "sender": {"login": "merger", "type": "User"}}
+    with FakeGitHubServer(state) as url, \
+            ServiceProcess(url, tmp_path, name="a", extra_env=env) as a, \
+            ServiceProcess(url, tmp_path, name="b", extra_env=env) as b:
+        assert a.send("push", push).status_code == 202
+
+        def built(svc: ServiceProcess) -> list[str]:
+            return [str(r.get("commit")) for r in svc.log_records()
+                    if r.get("msg") == "index built"]
+
+        wait_until(lambda: built(a) and built(b), 60, interval=0.1,
+                   message="both replicas indexed the push")
+        assert built(a) == built(b) == [head[:12]]
+        # One index job for the push, whichever replica ran it.
+        assert len(a.job_records(kind="index") + b.job_records(kind="index")) == 1
