@@ -37,8 +37,9 @@ BURST = range(901, 921)  # twenty PRs
 MID_RUN = 900  # the PR whose job the killed replica is running when it dies
 
 
-def _replica(url: str, workdir: Path, name: str, database_url: str) -> ServiceProcess:
-    return ServiceProcess(url, workdir, name=name, settle_seconds=1.0, extra_env={
+def _replica(url: str, workdir: Path, name: str, database_url: str, *,
+             settle_seconds: float = 1.0) -> ServiceProcess:
+    return ServiceProcess(url, workdir, name=name, settle_seconds=settle_seconds, extra_env={
         "DIGEST_DATABASE_URL": database_url, "DIGEST_LEASE_SECONDS": str(LEASE),
         "DIGEST_INDEX_ENABLED": "0"})
 
@@ -51,18 +52,19 @@ def test_a_replica_killed_after_acking_a_burst_loses_nothing_and_doubles_nothing
         state.add_pull(REPO, number, title="[torch.compile] x", body=UNTESTED_BODY,
                        files=list(COMPILE_FILES), author="alice")
     # The job A starts first hangs in GitHub's answer: A dies in the middle of it.
-    state.slow_next("GET", f"*/pulls/{MID_RUN}/files", 20.0, times=1)
+    state.slow_next("GET", f"*/pulls/{MID_RUN}/files", 10.0, times=1)
     with FakeGitHubServer(state) as url:
-        a = _replica(url, tmp_path, "a", pg_url)
+        # a's settle window outlasts the burst: none of what it acks runs before it dies,
+        # however slow the machine.
+        a = _replica(url, tmp_path, "a", pg_url, settle_seconds=4.0)
         b = _replica(url, tmp_path, "b", pg_url)
-        # Started together: both migrate the empty database, under the advisory lock.
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            list(pool.map(lambda svc: svc.start(), (a, b)))
+        a.start()
         try:
             assert a.send("pull_request", pr_event("opened", MID_RUN),
                           delivery="d-mid").status_code == 202
             # The slow answer has begun (its fault taken): replica a is mid-job.
-            wait_until(lambda: not state.faults, 10, message="replica a runs the first job")
+            wait_until(lambda: not state.faults, 15, message="replica a runs the first job")
+            b.start()  # a heartbeats its lease meanwhile: b leaves that job alone
 
             replies: list[tuple[str, int, str]] = []
             for i, number in enumerate(BURST):
