@@ -173,11 +173,15 @@ def _patched(name: str, *added: str, status: str = "modified") -> ChangedFile:
 MOE = "vllm/model_executor/layers/fused_moe/fused_moe.py"
 
 
-def test_forward_compute_with_a_silent_description_is_high() -> None:
+def test_forward_compute_is_high_only_where_the_author_admits_the_gap() -> None:
+    """Issue 27: high severity only where the PR admits a gap (or a reviewer asked, which
+    the conversation shows as an ask): a silent description is medium."""
     files = (_patched(MOE, "    topk_weights = topk_weights / topk_weights.sum(-1, keepdim=True)"),)
     risk = _risks(files, SILENT)["missing-gpu-eval"]
-    assert risk.severity == "high"
+    assert risk.severity == "medium"
     assert MOE in risk.evidence
+    admitted = _risks(files, SILENT + "\nNot yet run on a GPU.\n")["missing-gpu-eval"]
+    assert admitted.severity == "high"
 
 
 @pytest.mark.parametrize(

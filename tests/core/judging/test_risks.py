@@ -168,6 +168,7 @@ def test_one_ask_for_a_run_the_most_specific_at_the_highest_severity() -> None:
     risks = assess(pr(COMPILE_FILE), body, (COMPILE,))
     assert "missing-test-results" not in risks
     assert risks["missing-gpu-eval"].severity in ("medium", "high")
+    body += "Not yet run on a GPU.\n"  # an admitted gap: the evaluation is high
     kernel = "csrc/xpu/fused_input_norm.cpp"
     patched = ChangedFile(filename=kernel, additions=1, patch="@@ -1 +1 @@\n+  out = x * s;")
     xpu = pr(patched, title="[XPU] fuse the norm")
