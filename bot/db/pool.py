@@ -100,8 +100,10 @@ class Database:
         if self._closed:
             raise StoreUnavailable("database is closed")
         for attempt in range(_RETRIES):
+            used: Conn | None = None
             try:
                 with self._pool.connection(timeout=self._acquire_timeout) as conn:
+                    used = conn
                     if not transaction:
                         return fn(conn)
                     with conn.transaction():
@@ -110,6 +112,13 @@ class Database:
                 if attempt == _RETRIES - 1:
                     raise StoreUnavailable("database: transaction kept deadlocking") from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                # A pooled connection the server closed since (a restart, a failover):
+                # the pool drops it and, checked now, any other idle one that is closed
+                # too; once more on a fresh one. Our calls are safe to repeat (a delivery
+                # stored twice is a duplicate, outcomes name their run).
+                if attempt == 0 and used is not None and used.broken:
+                    self._pool.check()
+                    continue
                 raise StoreUnavailable(f"database: {describe_error(self.url, exc)}") from None
             except (PoolTimeout, PoolClosed) as exc:
                 raise StoreUnavailable(f"database: {describe_error(self.url, exc)}") from None

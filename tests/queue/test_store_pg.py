@@ -266,3 +266,23 @@ def test_a_payload_postgresqls_json_refuses_is_acked_the_careful_way(
         return list(job.payload["labels"])
 
     assert asyncio.run(scenario()) == odd
+
+
+def test_connections_the_server_closed_are_replaced_not_failed(pg_url: str) -> None:
+    migrate(pg_url)
+    store = replica(pg_url, Clock())
+    try:
+        asyncio.run(store.ping())
+        # Every connection of the pool is cut, as a database restart or failover does.
+        name = urlsplit(pg_url).path.lstrip("/")
+        admin = pg_url.replace(f"/{name}?", "/postgres?")
+        with psycopg.connect(admin, autocommit=True) as conn:
+            cut = conn.execute("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                               " WHERE datname = %s", (name,)).fetchone()
+        assert cut is not None
+        assert cut[0] >= 1
+        asyncio.run(store.ping())
+        job_id = asyncio.run(store.enqueue(pr_job(3)))
+        assert asyncio.run(store.get(job_id)) is not None
+    finally:
+        store.close()
