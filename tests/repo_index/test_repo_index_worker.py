@@ -110,6 +110,18 @@ async def test_a_cancelled_build_kills_its_worker(tmp_path: Path) -> None:
     _assert_only_the_old_generation(db, tmp_path)
 
 
+# Starts the index child and prints its peak RSS (KiB) on stderr. Through this small
+# launcher, not straight from the test process: on Linux a child's ru_maxrss starts from
+# the RSS of the process it was forked from (kept across exec), so a child of a pytest
+# worker that has grown past the cap would report the worker's size, not its own.
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "child = subprocess.Popen([sys.executable, '-m', 'bot.repo_index.worker'])\n"
+    "_, _, usage = os.wait4(child.pid, 0)\n"
+    "sys.stderr.write(str(usage.ru_maxrss))\n"
+)
+
+
 def _child_build(tmp_path: Path, data: bytes, limits: Limits) -> tuple[dict[str, object], int]:
     """Run the index child on `data` as the refresher does; (its answer, its peak RSS)."""
     archive = tmp_path / "archive.tar.gz"
@@ -117,20 +129,13 @@ def _child_build(tmp_path: Path, data: bytes, limits: Limits) -> tuple[dict[str,
     db = tmp_path / "index.db"
     with store.opened(db) as conn:
         gen = store.begin(conn, REPO, NEW)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "bot.repo_index.worker"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER], capture_output=True, check=True, timeout=600,
+        input=worker.request(db=str(db), archive=str(archive), repo=REPO, commit=NEW,
+                             gen=gen, limits=limits),
     )
-    assert child.stdin is not None
-    assert child.stdout is not None
-    child.stdin.write(worker.request(db=str(db), archive=str(archive), repo=REPO,
-                                     commit=NEW, gen=gen, limits=limits))
-    child.stdin.close()
-    answer = json.loads(child.stdout.read().decode().strip().splitlines()[-1])
-    child.stdout.close()
-    _, _, usage = os.wait4(child.pid, 0)
-    child.returncode = 0  # reaped by wait4
-    return answer, usage.ru_maxrss * 1024
+    answer = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    return answer, int(done.stderr.decode().strip().splitlines()[-1]) * 1024
 
 
 def test_a_deeply_nested_file_cannot_swell_the_index_child(tmp_path: Path) -> None:
