@@ -27,8 +27,8 @@ def pr_job(number: int, action: str = "opened") -> NewJob:
 
 
 def replica(url: str, clock: Clock, *, settle_seconds: float = 0.0,
-            lease_seconds: float = 60.0) -> PostgresJobStore:
-    database = Database(url, max_size=4)
+            lease_seconds: float = 60.0, acquire_timeout: float = 5.0) -> PostgresJobStore:
+    database = Database(url, max_size=4, acquire_timeout_seconds=acquire_timeout)
     database.open()
     return PostgresJobStore(database, clock=clock, owns_database=True,
                             settle_seconds=settle_seconds, lease_seconds=lease_seconds)
@@ -200,7 +200,8 @@ def test_redact_url_hides_passwords_in_userinfo_and_query() -> None:
 
 def test_ping_fails_once_the_database_is_gone(pg_url: str) -> None:
     migrate(pg_url)
-    store = replica(pg_url, Clock())
+    # No connection can be made any more: the call gives up after the acquire timeout.
+    store = replica(pg_url, Clock(), acquire_timeout=1.0)
     try:
         asyncio.run(store.ping())
         name = urlsplit(pg_url).path.lstrip("/")
