@@ -424,7 +424,12 @@ def _repo_config(directory: Path) -> RepoConfig:
     return read_repo_config(files)
 
 
-def run_real(rules: RuleSet, config: RepoConfig) -> quality_real.RealReport:
+def run_real(
+    rules: RuleSet,
+    config: RepoConfig,
+    cases: Path = quality_real.REAL_CASES,
+    judged: Path = quality_real.JUDGED,
+) -> quality_real.RealReport:
     """The real-patch set, digested with `config` as the base's repository config."""
 
     def render(facts: PullRequestFacts) -> tuple[str, list[str]]:
@@ -432,7 +437,7 @@ def run_real(rules: RuleSet, config: RepoConfig) -> quality_real.RealReport:
         return digest.verdict, visible_lines(render_digest(digest))
 
     return quality_real.measure_real(
-        quality_real.load_real_cases(), render, quality_real.load_judged()
+        quality_real.load_real_cases(cases), render, quality_real.load_judged(judged)
     )
 
 
@@ -458,11 +463,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rules = load_rules(RULES_DIR)
-    real = run_real(rules, _repo_config(args.real_config))
+    config = _repo_config(args.real_config)
+    real = run_real(rules, config)
     print(quality_real.format_real(real, show_items=not args.no_items))
     print()
-    cases = load_cases()
     result: dict[str, Any] = {"real": real.summary()}
+    if quality_real.HOLDOUT_CASES.exists():
+        # Judged once, before anything was tuned on it, and never tuned on.
+        held = run_real(rules, config, quality_real.HOLDOUT_CASES, quality_real.HOLDOUT_JUDGED)
+        print(quality_real.format_real(
+            held, show_items=not args.no_items, title="real patches, held out",
+            judged=quality_real.HOLDOUT_JUDGED,
+        ))
+        print()
+        result["real, held out"] = held.summary()
+    cases = load_cases()
     result["all"] = measure(cases, rules).summary()
     if args.repo_dir is not None:
         config = _repo_config(args.repo_dir)
@@ -473,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["tune"] = measure([c for c in cases if not c.holdout], rules).summary()
         result["holdout"] = measure([c for c in cases if c.holdout], rules).summary()
     for name, summary in result.items():
-        if name == "real":
+        if name.startswith("real"):
             continue
         print(format_report(summary, f"digest quality: {name} cases"))
         print()

@@ -38,6 +38,10 @@ from bot.core.pr_object import changed_files, facts_from_pull_request, pull_requ
 ROOT = Path(__file__).resolve().parent.parent
 REAL_CASES = ROOT / "tests/fixtures/cases/real/real_prs.json"
 JUDGED = ROOT / "bench/judged/real_prs.yaml"
+# More real PRs, made the same way after the gates were tuned on REAL_CASES, and judged
+# before anything looked at them: the check that the gates generalise.
+HOLDOUT_CASES = ROOT / "tests/fixtures/cases/real/holdout_prs.json"
+HOLDOUT_JUDGED = ROOT / "bench/judged/holdout_prs.yaml"
 DEFAULT_CONFIG_DIR = ROOT / "tests/fixtures/vllm_config/0.34.0"
 
 _ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}\.\s|>)")
@@ -202,9 +206,15 @@ def measure_real(
     return score({case.name: render(case.facts) for case in cases}, judged)
 
 
-def format_real(report: RealReport, *, show_items: bool = True) -> str:
+def format_real(
+    report: RealReport,
+    *,
+    show_items: bool = True,
+    title: str = "real patches",
+    judged: Path = JUDGED,
+) -> str:
     s = report.summary()
-    out = ["## digest quality: real patches (tests/fixtures/cases/real)", ""]
+    out = [f"## digest quality: {title} (tests/fixtures/cases/real)", ""]
     if show_items:
         for name, items in report.items.items():
             out.append(f"### {name} · {report.verdicts[name]} · {report.lines[name]} lines")
@@ -216,7 +226,7 @@ def format_real(report: RealReport, *, show_items: bool = True) -> str:
             f"PRs: {s['prs']}; noise items per PR: mean {s['noise_mean']}, "
             f"max {s['noise_max']} (total {s['noise_total']}, useful {s['useful_total']})",
             f"unjudged visible items: {s['unjudged_total']}"
-            + (" (re-judge them in bench/judged/real_prs.yaml)" if s["unjudged_total"] else ""),
+            + (f" (re-judge them in {judged.relative_to(ROOT)})" if s["unjudged_total"] else ""),
             f"recall of judged PR-specific useful items: "
             f"{s['specific_recall_counts'][0]}/{s['specific_recall_counts'][1]}",
             f"visible lines: median {s['median_visible_lines']}, max {s['max_visible_lines']}",

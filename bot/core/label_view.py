@@ -1,21 +1,81 @@
-"""The label view's logic: a digest's one-entry summary, and open PRs grouped by label.
+"""The label view's logic: a digest's one-entry summary, and the triage queue of open PRs.
 
-Pure: the stored digests go in as plain data, the page's structure comes out. A PR is
-listed under each of its labels (its own and the ones its areas suggest), each group
-ordered by verdict, then most recently updated first. Quiet PRs appear only in the
-quiet group; closed PRs only in "recently merged", and only while they are recent.
+Pure: the stored digests go in as plain data, the page's structure comes out. Every open
+PR is one row (its labels are chips on it); choosing a label keeps that label's PRs.
+Filters (label, verdict, search, owner) and the sort are applied here, over the
+summaries, and every count is of the PRs the other filters in force keep. Quiet PRs
+are listed apart (collapsed); closed PRs only in "recently merged", while recent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from bot.core.vocabulary import VERDICTS, Verdict
 
 TOP_CHECKS = 3
 _VERDICT_RANK: dict[str, int] = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
+SORTS = ("verdict", "oldest", "newest", "size")
+WAITING_ON = ("author", "reviewer", "ci")
+MAX_QUERY = 200
+
+
+@dataclass(frozen=True)
+class Triage:
+    """A PR's triage state at the moment its digest converged (times in epoch seconds)."""
+
+    created_at: float | None = None
+    last_author_at: float | None = None  # the description or the author's last remark
+    last_reviewer_at: float | None = None  # a review, review comment or maintainer's remark
+    reviewed: bool = False  # a person other than the author has reviewed it
+    changes_requested: bool = False  # a reviewer's latest decisive review asks for changes
+    additions: int = 0
+    deletions: int = 0
+    files: int = 0
+    ci_state: str = ""  # the head's build (ci_status.py), "" when not read
+    ci_steps: tuple[tuple[str, int], ...] = ()  # the narrow steps: (status, how many)
+    risks: tuple[tuple[str, str], ...] = ()  # open risks: (id, severity)
+    signals: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()  # logins and org/team slugs the PR belongs to
+
+    @property
+    def lines(self) -> int:
+        return self.additions + self.deletions
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "created_at": self.created_at, "last_author_at": self.last_author_at,
+            "last_reviewer_at": self.last_reviewer_at, "reviewed": self.reviewed,
+            "changes_requested": self.changes_requested, "additions": self.additions,
+            "deletions": self.deletions, "files": self.files, "ci_state": self.ci_state,
+            "ci_steps": [list(s) for s in self.ci_steps], "risks": [list(r) for r in self.risks],
+            "signals": list(self.signals), "owners": list(self.owners),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Triage:
+        return cls(
+            created_at=_number(data.get("created_at")),
+            last_author_at=_number(data.get("last_author_at")),
+            last_reviewer_at=_number(data.get("last_reviewer_at")),
+            reviewed=bool(data.get("reviewed", False)),
+            changes_requested=bool(data.get("changes_requested", False)),
+            additions=int(data.get("additions", 0)), deletions=int(data.get("deletions", 0)),
+            files=int(data.get("files", 0)), ci_state=str(data.get("ci_state", "")),
+            ci_steps=tuple((str(s[0]), int(s[1])) for s in data.get("ci_steps", ())),
+            risks=tuple((str(r[0]), str(r[1])) for r in data.get("risks", ())),
+            signals=tuple(str(s) for s in data.get("signals", ())),
+            owners=tuple(str(o) for o in data.get("owners", ())),
+        )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
 
 
 @dataclass(frozen=True)
@@ -33,6 +93,7 @@ class Summary:
     # Reviewers' asks in the conversation, and how many the author answered.
     asked: int = 0
     answered: int = 0
+    triage: Triage = field(default_factory=Triage)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,6 +102,7 @@ class Summary:
             "checks": list(self.checks), "high_risks": [list(r) for r in self.high_risks],
             "area_labels": list(self.area_labels), "reviewers": list(self.reviewers),
             "asked": self.asked, "answered": self.answered,
+            "triage": self.triage.to_json(),
         }
 
     @classmethod
@@ -57,10 +119,13 @@ class Summary:
             reviewers=tuple(str(r) for r in data.get("reviewers", ())),
             asked=int(data.get("asked", 0)),
             answered=int(data.get("answered", 0)),
+            triage=Triage.from_json(data.get("triage") or {}),
         )
 
 
-def summarize(digest: Mapping[str, Any], *, top: int = TOP_CHECKS) -> Summary:
+def summarize(
+    digest: Mapping[str, Any], *, top: int = TOP_CHECKS, triage: Triage | None = None,
+) -> Summary:
     """The entry's content from a digest's JSON (the `--format json` contract)."""
     areas: list[Mapping[str, Any]] = [a for a in digest.get("areas", ()) if isinstance(a, dict)]
     reviewers = digest.get("reviewers") or {}
@@ -80,6 +145,7 @@ def summarize(digest: Mapping[str, Any], *, top: int = TOP_CHECKS) -> Summary:
         reviewers=tuple(str(u) for u in reviewers.get("users", ())),
         asked=len(asks),
         answered=sum(1 for ask in asks if ask.get("status") == "answered"),
+        triage=triage or Triage(),
     )
 
 
@@ -123,23 +189,99 @@ class ViewEntry:
         return self.summary.verdict
 
 
+    @cached_property
+    def _search_text(self) -> str:
+        return f"#{self.number} {self.title}\n{self.author}".casefold()
+
+    @cached_property
+    def _owners(self) -> frozenset[str]:
+        return frozenset(name.casefold() for name in self.summary.triage.owners)
+
+    @property
+    def waiting_on(self) -> str | None:
+        """Whose move it is: `author`, `reviewer`, `ci`, or None for a closed PR.
+
+        The author's while the PR is a draft, an ask is open, a reviewer's requested
+        changes have had no answer since, or the build failed; CI's while the build
+        has not finished; else a reviewer's (first review, a reply to read, an unblock
+        or a merge)."""
+        if self.state != "open":
+            return None
+        triage = self.summary.triage
+        if self.draft or self.summary.asked > self.summary.answered:
+            return "author"
+        if triage.changes_requested and (triage.last_author_at or 0.0) <= (
+                triage.last_reviewer_at or 0.0):
+            return "author"
+        if triage.ci_state in ("failed", "error"):
+            return "author"
+        if triage.ci_state in ("running", "not-started"):
+            return "ci"
+        return "reviewer"
+
+    @property
+    def needs_first_review(self) -> bool:
+        return self.state == "open" and not self.draft and not self.summary.triage.reviewed
+
+    @property
+    def last_activity_at(self) -> float | None:
+        """The last time the author or a reviewer did something (the description counts)."""
+        times = [t for t in (self.summary.triage.last_author_at,
+                             self.summary.triage.last_reviewer_at,
+                             self.summary.triage.created_at) if t is not None]
+        return max(times) if times else None
+
+    def matches(self, query: str) -> bool:
+        """`query` (casefolded) in the title, the author or `#number`; a bare number or
+        `#N` is that PR."""
+        bare = query.removeprefix("#")
+        if bare.isdigit():
+            return int(bare) == self.number or query in self._search_text
+        return query in self._search_text
+
+    def owned_by(self, login: str) -> bool:
+        return login.casefold().lstrip("@") in self._owners
+
+
 @dataclass(frozen=True)
-class Group:
-    label: str  # "" holds the PRs without any label
-    entries: tuple[ViewEntry, ...]
+class Filters:
+    """What the reader asked for; None is "any"."""
+
+    label: str | None = None
+    verdict: str | None = None
+    query: str | None = None  # casefolded
+    owner: str | None = None
+    sort: str = "verdict"
+
+    @property
+    def narrowed(self) -> bool:
+        return any(x is not None for x in (self.label, self.verdict, self.query, self.owner))
 
 
 @dataclass(frozen=True)
 class LabelView:
-    groups: tuple[Group, ...] = ()
+    listed: tuple[ViewEntry, ...] = ()  # open, not quiet, every filter applied, sorted
     quiet: tuple[ViewEntry, ...] = ()
     recently_merged: tuple[ViewEntry, ...] = ()
-    all_labels: tuple[str, ...] = ()  # every label an open or recent PR carries (filters)
+    # Every label an open or recent PR carries, with how many open PRs the other
+    # filters keep under it.
+    label_counts: tuple[tuple[str, int], ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)  # open PRs per verdict
+    waiting: Mapping[str, int] = field(default_factory=dict)  # open PRs per waiting_on
+    total_open: int = 0  # open PRs in the repository, before any filter
+    filters: Filters = field(default_factory=Filters)
 
     @property
     def is_empty(self) -> bool:
-        return not (self.groups or self.quiet or self.recently_merged)
+        return not (self.listed or self.quiet or self.recently_merged)
+
+    @property
+    def shown_open(self) -> int:
+        return len(self.listed) + len(self.quiet)
+
+    @property
+    def all_labels(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.label_counts)
 
 
 def reading_order(entries: Iterable[ViewEntry]) -> list[ViewEntry]:
@@ -149,6 +291,20 @@ def reading_order(entries: Iterable[ViewEntry]) -> list[ViewEntry]:
     )
 
 
+def _created(entry: ViewEntry) -> float:
+    return entry.summary.triage.created_at or entry.updated_at
+
+
+def sort_entries(entries: Iterable[ViewEntry], sort: str) -> list[ViewEntry]:
+    if sort == "oldest":
+        return sorted(entries, key=lambda e: (_created(e), e.number))
+    if sort == "newest":
+        return sorted(entries, key=lambda e: (-_created(e), -e.number))
+    if sort == "size":
+        return sorted(entries, key=lambda e: (-e.summary.triage.lines, -e.number))
+    return reading_order(entries)
+
+
 def build_label_view(
     entries: Iterable[ViewEntry],
     *,
@@ -156,8 +312,13 @@ def build_label_view(
     recent_seconds: float,
     label: str | None = None,
     verdict: str | None = None,
+    query: str | None = None,
+    owner: str | None = None,
+    sort: str = "verdict",
 ) -> LabelView:
-    """Group open PRs by label; `label` keeps one group, `verdict` one verdict."""
+    """The queue for these filters; each count is over what the *other* filters keep,
+    so a chip says how many PRs choosing it would list."""
+    query = query.casefold() if query else None
     open_entries: list[ViewEntry] = []
     merged: list[ViewEntry] = []
     for entry in entries:
@@ -165,42 +326,45 @@ def build_label_view(
             open_entries.append(entry)
         elif entry.merged and (entry.closed_at or 0.0) >= now - recent_seconds:
             merged.append(entry)
-    all_labels = sorted(
-        {name for entry in (*open_entries, *merged) for name in entry.labels}, key=_label_key
-    )
-    counts: dict[str, int] = {
-        v: sum(1 for e in open_entries if e.verdict == v) for v in VERDICTS
-    }
 
-    def wanted(entry: ViewEntry) -> bool:
-        return (label is None or label in entry.labels) and (
-            verdict is None or entry.verdict == verdict
-        )
+    def base(entry: ViewEntry) -> bool:
+        return (query is None or entry.matches(query)) and (
+            owner is None or entry.owned_by(owner))
 
-    by_label: dict[str, list[ViewEntry]] = {}
-    quiet: list[ViewEntry] = []
-    for entry in open_entries:
-        if not wanted(entry):
-            continue
-        if entry.verdict == "quiet":
-            quiet.append(entry)
-            continue
-        for name in entry.labels or ("",):
-            if label is None or name == label:
-                by_label.setdefault(name, []).append(entry)
-    groups = tuple(
-        Group(name, tuple(reading_order(by_label[name])))
-        for name in sorted(by_label, key=_label_key)
-    )
+    kept = [e for e in open_entries if base(e)]
+    by_label = [e for e in kept if label is None or label in e.labels]
+    counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+    for entry in by_label:
+        counts[entry.verdict] = counts.get(entry.verdict, 0) + 1
+    per_label: dict[str, int] = {}
+    for entry in kept:
+        if verdict is None or entry.verdict == verdict:
+            for name in entry.labels:
+                per_label[name] = per_label.get(name, 0) + 1
+    for entry in (*open_entries, *merged):
+        for name in entry.labels:
+            per_label.setdefault(name, 0)
+    if label is not None:
+        per_label.setdefault(label, 0)
+    shown = [e for e in by_label if verdict is None or e.verdict == verdict]
+    waiting = dict.fromkeys(WAITING_ON, 0)
+    for entry in shown:
+        if (whose := entry.waiting_on) is not None:
+            waiting[whose] += 1
     recent = sorted(
-        (e for e in merged if wanted(e)), key=lambda e: (-(e.closed_at or 0.0), -e.number)
+        (e for e in merged if base(e) and (label is None or label in e.labels)
+         and (verdict is None or e.verdict == verdict)),
+        key=lambda e: (-(e.closed_at or 0.0), -e.number),
     )
     return LabelView(
-        groups=groups,
-        quiet=tuple(reading_order(quiet)),
+        listed=tuple(sort_entries((e for e in shown if e.verdict != "quiet"), sort)),
+        quiet=tuple(sort_entries((e for e in shown if e.verdict == "quiet"), sort)),
         recently_merged=tuple(recent),
-        all_labels=tuple(all_labels),
+        label_counts=tuple(sorted(per_label.items(), key=lambda item: _label_key(item[0]))),
         counts=counts,
+        waiting=waiting,
+        total_open=len(open_entries),
+        filters=Filters(label, verdict, query, owner, sort),
     )
 
 

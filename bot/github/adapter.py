@@ -95,6 +95,7 @@ def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> P
         requested_teams=tuple(t.slug for t in (pr.requested_teams or []) if t),
         updated_at=pr.updated_at,
         closed_at=pr.closed_at,
+        created_at=pr.created_at,
         html_url=pr.html_url,
         private=pr.base.repo.private,
     )

@@ -42,6 +42,7 @@ class PullRequest(BaseModel):
     requested_teams: tuple[str, ...] = ()
     updated_at: datetime | None = None
     closed_at: datetime | None = None
+    created_at: datetime | None = None
     html_url: str = ""
     # The repository's visibility: the label view shows a private one only to a token.
     private: bool = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.core.facts import Conversation
 from bot.core.findings import Digest
 from bot.core.vocabulary import Lang
 from bot.github.protocol import PullRequest
@@ -21,12 +22,16 @@ class Converged:
     `digest` is None when the job stopped early (closed, draft, muted): only the PR's
     state changed. `markdown` is the comment as posted (None when the verdict is quiet
     and nothing was posted). `in_language` builds the same digest in another language
-    from the same facts and rules, so a reader can switch without another job."""
+    from the same facts and rules, so a reader can switch without another job.
+    `conversation` is what the job read of the PR's thread and `routes_to` the members
+    of the routing pools of its labels (the view's triage fields and "my areas")."""
 
     pull: PullRequest
     digest: Digest | None = None
     markdown: str | None = None
     in_language: Callable[[Lang], Digest] | None = None
+    conversation: Conversation | None = None
+    routes_to: tuple[str, ...] = ()
 
 
 ConvergedSink = Callable[[Converged], Awaitable[None]]

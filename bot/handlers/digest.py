@@ -191,7 +191,12 @@ async def sync_pull_request(
             conversation=conversation,
         ).model_copy(update=extras)
 
-    await _publish(ctx, Converged(pr, digest, markdown, in_language))
+    on_labels = {label.casefold() for label in (*pr.labels, *digest.labels)}
+    routes_to = tuple(dict.fromkeys(
+        user for label, pool in rules.routing.pools.items()
+        if label.casefold() in on_labels for user in pool.users
+    ))
+    await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to))
     return SyncOutcome(plan.action, pr, digest, markdown)
 
 

@@ -13,6 +13,7 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -22,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.core.label_view import ViewEntry, build_label_view
+from bot.core.label_view import MAX_QUERY, SORTS, Filters, ViewEntry, build_label_view
 from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.queue.sqlite_writer import StoreUnavailable
 from bot.settings.model import Settings
@@ -33,20 +34,23 @@ from bot.view.pages import (
     render_feed,
     render_label_view,
     render_not_found,
-    template_names,
+    templates_fingerprint,
 )
 from bot.view.store import ApiItem, DigestStore, RepoInfo
 
 TOKEN_COOKIE = "digest_view_token"  # noqa: S105 - a cookie name, not a secret
+# form-action 'self': the search box is a plain GET form back to the page itself.
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-       "form-action 'none'; frame-ancestors 'none'")
+       "form-action 'self'; frame-ancestors 'none'")
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+# A GitHub login, or an org/team slug as CODEOWNERS writes it.
+_OWNER = re.compile(r"^@?[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})(?:/[A-Za-z0-9._-]{1,100})?$")
 _MAX_LABEL = 200
 _MAX_NUMBER = 2**31 - 1
 _FEED_ENTRIES = 100
 _PER_PAGE_DEFAULT, _PER_PAGE_MAX = 50, 100
 # Changes whenever a page's shape changes, so old ETags stop matching after a deploy.
-_SHAPE = hashlib.sha256(",".join(sorted(template_names())).encode()).hexdigest()[:8]
+_SHAPE = templates_fingerprint()
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -103,8 +107,9 @@ class LabelViewRoutes:
         if as_json:
             response: Response = JSONResponse({"error": message}, status_code=status)
         elif status == 404:
-            response = Response(render_not_found(self._lang(request, strict=False)),
-                                status_code=404, media_type="text/html; charset=utf-8")
+            response = Response(
+                render_not_found(self._lang(request, strict=False), _asked_repo(request)),
+                status_code=404, media_type="text/html; charset=utf-8")
         else:
             response = Response(message + "\n", status_code=status,
                                 media_type="text/plain; charset=utf-8")
@@ -155,6 +160,23 @@ class LabelViewRoutes:
         if len(label) > _MAX_LABEL:
             raise BadQuery(f"label is longer than {_MAX_LABEL} characters")
         return label
+
+    def _filters(self, request: Request) -> _Asked:
+        params = request.query_params
+        verdict = params.get("verdict") or None
+        if verdict is not None and verdict not in VERDICTS:
+            raise BadQuery(f"verdict must be one of {', '.join(VERDICTS)}")
+        sort = params.get("sort") or "verdict"
+        if sort not in SORTS:
+            raise BadQuery(f"sort must be one of {', '.join(SORTS)}")
+        raw_query = " ".join((params.get("q") or "").split())
+        if len(raw_query) > MAX_QUERY:
+            raise BadQuery(f"q is longer than {MAX_QUERY} characters")
+        owner = params.get("owner") or None
+        if owner is not None and not _OWNER.match(owner):
+            raise BadQuery("owner must be a GitHub login or an org/team slug")
+        return _Asked(Filters(self._label(request), verdict, raw_query.casefold() or None,
+                              owner.lstrip("@") if owner else None, sort), raw_query)
 
     def _etag(self, request: Request, info: RepoInfo, kind: str) -> str:
         # What a page is a function of: the repository's stored data (its version), the
@@ -209,22 +231,23 @@ class LabelViewRoutes:
         repo, info = await self._repo(request)
         if (redirect := self._token_out_of_url(request)) is not None:
             return redirect
-        lang, label = self._lang(request), self._label(request)
-        verdict = request.query_params.get("verdict") or None
-        if verdict is not None and verdict not in VERDICTS:
-            raise BadQuery(f"verdict must be one of {', '.join(VERDICTS)}")
+        lang, asked = self._lang(request), self._filters(request)
+        filters = asked.filters
         etag = self._etag(request, info, "page")
         if self._not_modified(request, etag):
             return self._respond(request, info, etag, bytes, "text/html")
         entries = await self._entries.entries(info, lang)
 
         def render() -> bytes:
-            view = build_label_view(entries, now=self._clock(),
+            now = self._clock()
+            view = build_label_view(entries, now=now,
                                     recent_seconds=self._store.recent_seconds,
-                                    label=label, verdict=verdict)
+                                    label=filters.label, verdict=filters.verdict,
+                                    query=filters.query, owner=filters.owner,
+                                    sort=filters.sort)
             return render_label_view(
-                repo, view, lang=lang, default_lang=self._default_lang, label=label,
-                verdict=verdict, fragments=self._fragments,
+                repo, view, lang=lang, default_lang=self._default_lang,
+                fragments=self._fragments, now=now, raw_query=asked.raw_query,
             ).encode("utf-8", "replace")
 
         return self._respond(request, info, etag, render, "text/html; charset=utf-8")
@@ -315,6 +338,25 @@ class _NotFound(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """The page's filters, and the search as typed (shown back in the search box)."""
+
+    filters: Filters
+    raw_query: str
+
+
+def _asked_repo(request: Request) -> str | None:
+    """OWNER/REPO of a label view that answered 404 (its page says how digests get
+    there); None for any other page."""
+    owner, name = request.path_params.get("owner"), request.path_params.get("repo")
+    if "number" in request.path_params or not (owner and name):
+        return None
+    if not (_NAME.match(str(owner)) and _NAME.match(str(name))):
+        return None
+    return f"{owner}/{name}"
+
+
 def _secure(response: Response) -> None:
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
@@ -360,6 +402,7 @@ def api_item_json(item: ApiItem, repo: str, base_url: str = "") -> bytes:
 
 
 def _pr_fields(entry: ViewEntry, repo: str, base_url: str) -> dict[str, Any]:
+    triage = entry.summary.triage
     return {
         "title": entry.title,
         "author": entry.author,
@@ -371,6 +414,14 @@ def _pr_fields(entry: ViewEntry, repo: str, base_url: str) -> dict[str, Any]:
         "updated_at": _iso(entry.updated_at),
         "closed_at": _iso(entry.closed_at),
         "view_url": base_url + view_path(repo, entry.number),
+        # Triage (issue 29): null/empty when the digest was stored before they existed.
+        "created_at": _iso(triage.created_at),
+        "last_activity_at": _iso(entry.last_activity_at),
+        "waiting_on": entry.waiting_on,
+        "needs_first_review": entry.needs_first_review,
+        "size": {"additions": triage.additions, "deletions": triage.deletions,
+                 "files": triage.files},
+        "signals": list(triage.signals),
     }
 
 

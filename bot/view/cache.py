@@ -1,9 +1,9 @@
 """The view's in-process caches: each repository's entries, refreshed by reading only the
 PRs written since the last read, and each entry's rendered HTML.
 
-A page of 500 PRs lists ~1,700 entries (a PR under each of its labels); parsing 500
-summaries and rendering every entry on each request took hundreds of milliseconds,
-while between two jobs nothing changes and a job changes one PR."""
+Parsing 500 summaries and rendering every entry on each request took hundreds of
+milliseconds (when a PR was listed under each of its labels, ~1,700 entries), while
+between two jobs nothing changes and a job changes one PR."""
 
 from __future__ import annotations
 
@@ -48,17 +48,17 @@ class EntryCache:
 
 
 class FragmentCache:
-    """Rendered entries: an entry is rendered once, not once per label it is listed
-    under, and again only when it changed. Keyed by where it is shown; a hit must be the
-    same entry (the entry cache hands out the same object until the PR changes, so the
-    identity test is nearly always enough: hashing 1,700 nested entries per page was
-    the largest cost left)."""
+    """Rendered entries: an entry is rendered once, and again only when it changed or
+    the hour turned (it says how long ago things happened). Keyed by where it is shown
+    and the hour; a hit must be the same entry (the entry cache hands out the same
+    object until the PR changes, so the identity test is nearly always enough: hashing
+    every nested entry per page was the largest cost left)."""
 
     def __init__(self, maxsize: int = 20_000) -> None:
         self._maxsize = maxsize
-        self._cache: dict[tuple[str, int, str, str], tuple[ViewEntry, Markup]] = {}
+        self._cache: dict[tuple[str, int, str, str, int], tuple[ViewEntry, Markup]] = {}
 
-    def get(self, key: tuple[str, int, str, str], entry: ViewEntry,
+    def get(self, key: tuple[str, int, str, str, int], entry: ViewEntry,
             render: Callable[[], str]) -> Markup:
         hit = self._cache.get(key)
         if hit is not None and (hit[0] is entry or hit[0] == entry):

@@ -7,9 +7,10 @@ from datetime import datetime
 
 from bot.core.digest import digest_json
 from bot.core.findings import Digest
-from bot.core.label_view import summarize
+from bot.core.label_view import Triage, summarize
 from bot.core.render.comment import render_digest
-from bot.core.vocabulary import LANGS
+from bot.core.triage import triage
+from bot.core.vocabulary import LANGS, Lang
 from bot.github.protocol import PullRequest
 from bot.handlers.converged import Converged
 from bot.view.links import pull_url
@@ -32,19 +33,29 @@ def _stored_digests(converged: Converged) -> tuple[StoredDigest, ...]:
     digests: list[StoredDigest] = []
     if converged.digest is not None:
         first = converged.digest
-        digests.append(_stored(first, converged.markdown))
+        payload = _payload(first, converged.markdown)
+        pull = converged.pull
+        # The same in every language: taken from the first digest's JSON.
+        state = triage(payload, conversation=converged.conversation, author=pull.author,
+                       body=pull.body, created_at=_epoch(pull.created_at),
+                       routes_to=converged.routes_to)
+        digests.append(_stored(payload, first.lang, state))
         if converged.in_language is not None:
             for lang in LANGS:
                 if lang != first.lang:
-                    digests.append(_stored(converged.in_language(lang), None))
+                    other = converged.in_language(lang)
+                    digests.append(_stored(_payload(other, None), lang, state))
     return tuple(digests)
 
 
-def _stored(digest: Digest, markdown: str | None) -> StoredDigest:
+def _payload(digest: Digest, markdown: str | None) -> dict[str, object]:
     # The comment as posted when there is one; a quiet PR's digest is rendered for the
     # view alone (nothing was posted for it).
-    payload = digest_json(digest, markdown if markdown is not None else render_digest(digest))
-    return StoredDigest(digest.lang, payload, summarize(payload))
+    return digest_json(digest, markdown if markdown is not None else render_digest(digest))
+
+
+def _stored(payload: dict[str, object], lang: Lang, state: Triage) -> StoredDigest:
+    return StoredDigest(lang, payload, summarize(payload, triage=state))
 
 
 def _epoch(moment: datetime | None) -> float | None:

@@ -54,8 +54,9 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "q.json"
     assert main(["--json", str(out), "--holdout"]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert set(data) == {"real", "all", "tune", "holdout"}
+    assert set(data) == {"real", "real, held out", "all", "tune", "holdout"}
     assert data["real"]["prs"] == 25
+    assert data["real, held out"]["unjudged_total"] == 0  # judged when added
     assert data["tune"]["cases"] + data["holdout"]["cases"] == data["all"]["cases"]
 
 

@@ -24,3 +24,7 @@ def test_the_view_benchmark_measures_what_it_says(tmp_path: Path) -> None:
     assert all(t.median_ms > 0 for t in report.timings)
     # A 304 skips the store and the template: it must be cheaper than a full page.
     assert targets["label view, 304 (ETag)"].min_ms < targets["label view, all PRs"].min_ms
+    # A fresh process served its first page from the file the run stored.
+    assert report.first_page_ms > 0
+    assert report.start_ms > 0
+    assert {"label view, ?sort=oldest&q=fix", "label view, ?owner=reviewer3"} <= set(targets)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from bot.core.label_view import Summary, ViewEntry, build_label_view, reading_order, summarize
+from bot.core.label_view import (
+    Summary,
+    Triage,
+    ViewEntry,
+    build_label_view,
+    reading_order,
+    summarize,
+)
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
@@ -37,27 +45,30 @@ def test_reading_order_is_verdict_then_most_recent_then_number() -> None:
     assert numbers(ordered) == [4, 2, 5, 3, 1]
 
 
-def test_a_pr_is_listed_under_each_of_its_own_and_its_areas_labels() -> None:
+def test_every_open_pr_is_one_row_with_its_labels_counted_once_each() -> None:
     view = build_label_view(
         [entry(1, labels=("v1",), areas=("torch.compile",)), entry(2, labels=("v1",)),
          entry(3)],
         now=NOW, recent_seconds=DAY,
     )
-    groups = {g.label: numbers(g.entries) for g in view.groups}
-    assert groups == {"torch.compile": [1], "v1": [2, 1], "": [3]}
-    # Alphabetical (case-insensitive), the unlabeled group last.
-    assert [g.label for g in view.groups] == ["torch.compile", "v1", ""]
+    assert numbers(view.listed) == [3, 2, 1]  # one row each, not one per label
+    # Alphabetical (case-insensitive), with how many PRs each would list.
+    assert view.label_counts == (("torch.compile", 1), ("v1", 2))
     assert view.all_labels == ("torch.compile", "v1")
+    assert view.shown_open == view.total_open == 3
 
 
-def test_quiet_prs_are_only_in_the_quiet_group() -> None:
+def test_quiet_prs_are_listed_apart_and_counted() -> None:
     view = build_label_view(
-        [entry(1, "quiet", labels=("documentation",)), entry(2, "skim", labels=("ci",))],
+        [entry(1, "quiet", labels=("documentation",)), entry(2, "skim", labels=("ci",)),
+         entry(3, "skim", labels=("documentation",))],
         now=NOW, recent_seconds=DAY,
     )
-    assert [g.label for g in view.groups] == ["ci"]
+    assert numbers(view.listed) == [3, 2]
     assert numbers(view.quiet) == [1]
-    assert view.counts == {"deep-read": 0, "read": 0, "skim": 1, "quiet": 1}
+    assert view.counts == {"deep-read": 0, "read": 0, "skim": 2, "quiet": 1}
+    # The documentation chip counts both PRs carrying the label, the quiet one too.
+    assert dict(view.label_counts) == {"ci": 1, "documentation": 2}
 
 
 def test_closed_prs_leave_and_merged_ones_stay_while_recent() -> None:
@@ -71,29 +82,140 @@ def test_closed_prs_leave_and_merged_ones_stay_while_recent() -> None:
         ],
         now=NOW, recent_seconds=DAY,
     )
-    assert [numbers(g.entries) for g in view.groups] == [[5]]
+    assert numbers(view.listed) == [5]
     assert numbers(view.recently_merged) == [4, 1]
+    assert view.total_open == 1
 
 
-def test_label_filter_keeps_one_group_and_its_quiet_and_merged_prs() -> None:
+def test_label_filter_keeps_its_prs_and_counts_follow_the_filter() -> None:
     view = build_label_view(
-        [entry(1, labels=("a", "b")), entry(2, labels=("b",)), entry(3, "quiet", labels=("a",)),
-         entry(4, "quiet", labels=("b",)),
+        [entry(1, "deep-read", labels=("a", "b")), entry(2, labels=("b",)),
+         entry(3, "quiet", labels=("a",)), entry(4, "quiet", labels=("b",)),
          entry(5, state="closed", merged=True, closed_at=NOW - 5, labels=("a",))],
         now=NOW, recent_seconds=DAY, label="a",
     )
-    assert [(g.label, numbers(g.entries)) for g in view.groups] == [("a", [1])]
+    assert numbers(view.listed) == [1]
     assert numbers(view.quiet) == [3]
     assert numbers(view.recently_merged) == [5]
+    # Verdict counts are of label a's open PRs, not the repository's.
+    assert view.counts == {"deep-read": 1, "read": 0, "skim": 0, "quiet": 1}
+    # Label chips count what choosing them would list (the label filter itself aside).
+    assert dict(view.label_counts) == {"a": 2, "b": 3}
+    assert view.total_open == 4
+    assert view.shown_open == 2
 
 
-def test_verdict_filter_and_empty_result() -> None:
-    entries = [entry(1, "deep-read", labels=("a",)), entry(2, "skim", labels=("a",))]
+def test_verdict_filter_narrows_label_counts_but_not_verdict_counts() -> None:
+    entries = [entry(1, "deep-read", labels=("a",)), entry(2, "skim", labels=("a", "b"))]
     deep = build_label_view(entries, now=NOW, recent_seconds=DAY, verdict="deep-read")
-    assert [numbers(g.entries) for g in deep.groups] == [[1]]
+    assert numbers(deep.listed) == [1]
+    assert deep.counts == {"deep-read": 1, "read": 0, "skim": 1, "quiet": 0}
+    assert dict(deep.label_counts) == {"a": 1, "b": 0}
     nothing = build_label_view(entries, now=NOW, recent_seconds=DAY, label="missing")
     assert nothing.is_empty
-    assert build_label_view([], now=NOW, recent_seconds=DAY).is_empty
+    assert nothing.filters.narrowed
+    empty = build_label_view([], now=NOW, recent_seconds=DAY)
+    assert empty.is_empty
+    assert not empty.filters.narrowed
+
+
+def triaged(number: int, *, created: float, lines: int = 10, verdict: str = "read",
+            owners: tuple[str, ...] = (), title: str = "", author: str = "alice",
+            **fields: Any) -> ViewEntry:
+    return ViewEntry(
+        number=number, title=title or f"PR {number}", author=author,
+        url=f"https://github.com/o/r/pull/{number}", pr_labels=(),
+        summary=Summary(verdict=verdict, reading_minutes=5,  # type: ignore[arg-type]
+                        verdict_reason="why",
+                        triage=Triage(created_at=created, additions=lines, owners=owners,
+                                      **fields)),
+        updated_at=NOW - number,
+    )
+
+
+def test_sorts_by_age_size_and_verdict() -> None:
+    entries = [triaged(1, created=NOW - 5 * DAY, lines=50, verdict="skim"),
+               triaged(2, created=NOW - 40 * DAY, lines=5),
+               triaged(3, created=NOW - DAY, lines=900, verdict="deep-read")]
+
+    def order(sort: str) -> list[int]:
+        return numbers(build_label_view(entries, now=NOW, recent_seconds=DAY,
+                                        sort=sort).listed)
+
+    assert order("oldest") == [2, 1, 3]
+    assert order("newest") == [3, 1, 2]
+    assert order("size") == [3, 1, 2]
+    assert order("verdict") == [3, 2, 1]
+
+
+def test_search_matches_title_author_and_number_and_narrows_counts() -> None:
+    entries = [triaged(101, created=NOW, title="[Frontend] Stream usage", author="dave"),
+               triaged(202, created=NOW, title="Fix MoE kernel", author="erin",
+                       verdict="deep-read"),
+               triaged(303, created=NOW, title="Docs typo", author="frontend-fan")]
+
+    def found(query: str) -> list[int]:
+        view = build_label_view(entries, now=NOW, recent_seconds=DAY, query=query)
+        return sorted(numbers(view.listed))
+
+    assert found("frontend") == [101, 303]  # title, then author
+    assert found("ERIN") == [202]
+    assert found("#202") == [202]
+    assert found("303") == [303]
+    assert found("nothing like it") == []
+    view = build_label_view(entries, now=NOW, recent_seconds=DAY, query="moe")
+    assert view.counts == {"deep-read": 1, "read": 0, "skim": 0, "quiet": 0}
+
+
+def test_owner_keeps_the_prs_routed_or_owned_by_that_login_or_team() -> None:
+    entries = [triaged(1, created=NOW, owners=("Alice", "vllm-project/ci")),
+               triaged(2, created=NOW, owners=("bob",)), triaged(3, created=NOW)]
+
+    def mine(owner: str) -> list[int]:
+        return numbers(build_label_view(entries, now=NOW, recent_seconds=DAY,
+                                        owner=owner).listed)
+
+    assert mine("alice") == [1]  # logins compare case-insensitively
+    assert mine("@bob") == [2]
+    assert mine("vllm-project/ci") == [1]
+    assert mine("carol") == []
+
+
+def test_waiting_on_follows_draft_asks_reviews_and_ci() -> None:
+    def whose(**fields: Any) -> str | None:
+        asked = fields.pop("asked", 0)
+        draft = fields.pop("draft", False)
+        state = fields.pop("state", "open")
+        base = triaged(1, created=NOW - DAY, **fields)
+        return replace(base, draft=draft, state=state,
+                       summary=replace(base.summary, asked=asked)).waiting_on
+
+    assert whose() == "reviewer"  # nobody has looked yet
+    assert whose(draft=True) == "author"
+    assert whose(asked=1) == "author"
+    assert whose(changes_requested=True, last_author_at=NOW - DAY,
+                 last_reviewer_at=NOW - 3600) == "author"
+    assert whose(changes_requested=True, last_author_at=NOW - 60,
+                 last_reviewer_at=NOW - 3600) == "reviewer"  # the author answered
+    assert whose(ci_state="failed") == "author"
+    assert whose(ci_state="running") == "ci"
+    assert whose(ci_state="blocked") == "reviewer"  # a maintainer must unblock it
+    assert whose(state="closed") is None
+    view = build_label_view([triaged(1, created=NOW, ci_state="running"),
+                             triaged(2, created=NOW)], now=NOW, recent_seconds=DAY)
+    assert view.waiting == {"author": 0, "reviewer": 1, "ci": 1}
+
+
+def test_summary_round_trips_its_triage() -> None:
+    summary = Summary(verdict="read", reading_minutes=3, verdict_reason="r",
+                      triage=Triage(created_at=NOW, reviewed=True, additions=4,
+                                    ci_steps=(("failed", 2),), risks=(("x", "high"),),
+                                    signals=("ai-assisted",), owners=("a",)))
+    assert Summary.from_json(summary.to_json()) == summary
+    # A summary stored before the triage fields existed reads with empty ones.
+    old = summary.to_json()
+    del old["triage"]
+    assert Summary.from_json(old).triage == Triage()
 
 
 def test_summary_takes_one_focus_question_per_area_in_turn_and_the_high_risks() -> None:

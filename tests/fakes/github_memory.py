@@ -50,6 +50,7 @@ def pull_to_protocol(pull: FakePull, *, private: bool = False) -> PullRequest:
         changed_files=len(pull.files), additions=pull.additions, deletions=pull.deletions,
         requested_users=tuple(pull.requested_users),
         requested_teams=tuple(pull.requested_teams), updated_at=pull.updated_at,
+        created_at=pull.created_at,
         html_url=f"https://github.com/{pull.repo}/pull/{pull.number}", private=private,
     )
 

@@ -77,7 +77,7 @@ def snapshot(state: FakeGitHubState) -> dict[str, Any]:
 async def scenario(gh: GitHubAPI) -> list[Any]:
     out: list[Any] = []
     pull = await gh.get_pull(REPO, 1)
-    out.append(pull.model_dump(exclude={"updated_at"}))
+    out.append(pull.model_dump(exclude={"updated_at", "created_at"}))
     out.append([f.model_dump() for f in await gh.list_files(REPO, 1)])
     mine = await gh.create_comment(REPO, 1, "<!-- pr-digest sha=abc -->\ndigest v1")
     out.append((mine.author, mine.body))

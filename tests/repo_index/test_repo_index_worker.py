@@ -110,18 +110,6 @@ async def test_a_cancelled_build_kills_its_worker(tmp_path: Path) -> None:
     _assert_only_the_old_generation(db, tmp_path)
 
 
-# Starts the index child and prints its peak RSS (KiB) on stderr. Through this small
-# launcher, not straight from the test process: on Linux a child's ru_maxrss starts from
-# the RSS of the process it was forked from (kept across exec), so a child of a pytest
-# worker that has grown past the cap would report the worker's size, not its own.
-_LAUNCHER = (
-    "import os, subprocess, sys\n"
-    "child = subprocess.Popen([sys.executable, '-m', 'bot.repo_index.worker'])\n"
-    "_, _, usage = os.wait4(child.pid, 0)\n"
-    "sys.stderr.write(str(usage.ru_maxrss))\n"
-)
-
-
 def _child_build(tmp_path: Path, data: bytes, limits: Limits) -> tuple[dict[str, object], int]:
     """Run the index child on `data` as the refresher does; (its answer, its peak RSS)."""
     archive = tmp_path / "archive.tar.gz"
@@ -129,13 +117,32 @@ def _child_build(tmp_path: Path, data: bytes, limits: Limits) -> tuple[dict[str,
     db = tmp_path / "index.db"
     with store.opened(db) as conn:
         gen = store.begin(conn, REPO, NEW)
-    done = subprocess.run(
-        [sys.executable, "-c", _LAUNCHER], capture_output=True, check=True, timeout=600,
-        input=worker.request(db=str(db), archive=str(archive), repo=REPO, commit=NEW,
-                             gen=gen, limits=limits),
+    # Linux carries a process's peak RSS across fork and exec: a child forked straight
+    # from this (by now large) test process would report the test's own peak. A small
+    # launcher forks the worker instead and reports the worker's peak alone.
+    launcher = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER],
+        input=worker.request(db=str(db), archive=str(archive), repo=REPO,
+                             commit=NEW, gen=gen, limits=limits),
+        capture_output=True, check=True, timeout=600,
     )
-    answer = json.loads(done.stdout.decode().strip().splitlines()[-1])
-    return answer, int(done.stderr.decode().strip().splitlines()[-1]) * 1024
+    *answer_lines, peak = launcher.stdout.decode().strip().splitlines()
+    return json.loads(answer_lines[-1]), int(peak)
+
+
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-m", "bot.repo_index.worker"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+child.stdin.write(sys.stdin.buffer.read())
+child.stdin.close()
+out = child.stdout.read().decode()
+_, _, usage = os.wait4(child.pid, 0)
+child.returncode = 0
+print(out.strip())
+print(usage.ru_maxrss * 1024)
+"""
 
 
 def test_a_deeply_nested_file_cannot_swell_the_index_child(tmp_path: Path) -> None:

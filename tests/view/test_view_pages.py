@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.settings.model import Settings
 from bot.view.app import CSP, TOKEN_COOKIE
 from tests.handler_env import REPO
-from tests.view_env import HOSTILE_TITLE, add_sample_pulls, view_env
+from tests.view_env import FRONTEND_FILES, HOSTILE_TITLE, add_sample_pulls, view_env
 
 PAGE = f"/view/{REPO}"
 API = f"/api/digests/{REPO}"
@@ -28,21 +29,33 @@ def entry_numbers(html: str) -> list[int]:
     return [int(n) for n in re.findall(r'data-number="(\d+)"', html)]
 
 
-async def test_the_page_groups_open_prs_by_label_with_quiet_ones_collapsed(
+def entry_html(html: str, number: int) -> str:
+    start = html.index(f'data-number="{number}"')
+    end = html.find('<li class="entry', start)
+    return html[start:end if end >= 0 else len(html)]
+
+
+async def test_the_page_lists_each_open_pr_once_with_quiet_ones_collapsed(
         tmp_path: Path) -> None:
     async with view_env(tmp_path) as env:
         add_sample_pulls(env.state)
+        env.state.pull(REPO, 1).labels.append("v1")
         for number in (1, 2, 3):
             await env.digest(number)
         page = await env.get(PAGE)
     assert page.status_code == 200
     html = page.text
-    assert group_labels(html) == ["frontend", "torch.compile"]
+    assert group_labels(html) == [""]  # the "all" view: one list, labels as chips
+    assert entry_numbers(html) == [1, 2, 3]  # #1 carries two labels, listed once
+    assert 'class="label" href="/view/vllm-project/vllm?label=v1"' in entry_html(html, 1)
     quiet = html[html.index('<details class="group quiet"'):]
     assert entry_numbers(quiet) == [3]
+    # Counts of what the page shows; the documentation chip counts the quiet PR.
+    assert "3 of 3 open PRs" in html
+    assert re.search(r'label=documentation"[^>]*>documentation <span class="n">1</span>', html)
     assert "<details class=\"group quiet\" data-label=\"quiet\" open" not in html
-    deep = html[html.index('data-number="1"'):html.index('data-number="1"') + 3000]
-    assert "Deep read" in deep
+    deep = entry_html(html, 1)
+    assert '<span class="verdict-chip v-deep-read">deep read</span>' in deep
     assert "missing-gpu-eval" in deep  # the open high risk
     assert "ContextVar" in deep  # a focus question: what to check
     assert 'href="https://github.com/vllm-project/vllm/pull/1"' in deep
@@ -138,7 +151,7 @@ async def test_headers_and_etag(tmp_path: Path) -> None:
     assert again.content == b""
     assert other_query.status_code == 200
     assert after_a_job.status_code == 200
-    assert entry_numbers(after_a_job.text) == [2, 1]
+    assert entry_numbers(after_a_job.text) == [1, 2]  # deep read first
     assert css.status_code == 200
     assert css.headers["content-type"].startswith("text/css")
 
@@ -156,8 +169,14 @@ async def test_unknown_repositories_and_prs_are_404(tmp_path: Path) -> None:
             )
         }
         api_missing = await env.get("/api/digests/vllm-project/other")
+        unknown = await env.get("/view/vllm-project/other")
+        missing_pr = await env.get(f"{PAGE}/99")
     assert set(answers.values()) == {404}, answers
     assert api_missing.json() == {"error": "not found"}
+    # A repository's view says how digests get there (and the same for a private one).
+    assert "No digest is stored for vllm-project/other" in unknown.text
+    assert "installed on the repository" in unknown.text
+    assert "No digest is stored" not in missing_pr.text
 
 
 async def test_a_private_repository_needs_the_view_token(tmp_path: Path) -> None:
@@ -336,7 +355,7 @@ async def test_the_api_keeps_any_text_as_valid_json(tmp_path: Path) -> None:
     assert "需要精读" in chinese.json()[0]["markdown"]
 
 
-async def test_a_changed_pr_is_shown_changed_under_every_label(tmp_path: Path) -> None:
+async def test_a_changed_pr_is_shown_changed_once(tmp_path: Path) -> None:
     async with view_env(tmp_path) as env:
         add_sample_pulls(env.state)
         env.state.pull(REPO, 1).labels.append("v1")
@@ -347,10 +366,10 @@ async def test_a_changed_pr_is_shown_changed_under_every_label(tmp_path: Path) -
         await env.digest(1)
         after = await env.get(PAGE)
         zh = await env.get(PAGE, params={"lang": "zh"})
-    assert before.text.count("Fix graph break") == 2  # listed under two labels
+    assert before.text.count("Fix graph break") == 1  # two labels, one row
     assert "Fix graph break" not in after.text
-    assert after.text.count("Renamed title") == 2
-    assert zh.text.count("Renamed title") == 2
+    assert after.text.count("Renamed title") == 1
+    assert zh.text.count("Renamed title") == 1
     assert entry_numbers(after.text).count(2) == 1
 
 
@@ -384,10 +403,100 @@ async def test_each_pr_shows_how_many_asks_were_answered(tmp_path: Path) -> None
         page = await env.get(PAGE)
         api = await env.get(API)
     html = page.text
-    first = html[html.index('data-number="1"'):html.index('data-number="1"') + 4000]
-    assert "Asked:</span> 2 asked / 1 answered" in first
-    second = html[html.index('data-number="2"'):html.index('data-number="2"') + 4000]
-    assert "asked /" not in second.split("</li>")[0]
+    first = entry_html(html, 1)
+    assert "asks: 1 open · 1 answered" in first
+    assert "waiting on author" in first  # an ask is open
+    assert "needs first review" not in first  # a person reviewed it
+    assert "reviewer &lt;1 min ago" in first
+    second = entry_html(html, 2)
+    assert "asks:" not in second
+    assert "needs first review" in second
+    assert "no reviewer yet" in second
+    assert "waiting on reviewer" in second
     (one,) = [item for item in api.json() if item["number"] == 1]
     assert [(a["kind"], a["status"]) for a in one["asks"]] == [("docs", "open"),
                                                               ("rebase", "answered")]
+    assert one["waiting_on"] == "author"
+    assert one["needs_first_review"] is False
+
+
+async def test_sort_search_and_owner_narrow_the_queue_and_its_counts(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.add_pull(REPO, 4, title="[Frontend] Stream usage", body="streams usage",
+                           files=FRONTEND_FILES, labels=["frontend"], author="dave")
+        for number in (1, 2, 3, 4):
+            await env.digest(number)
+        by_size = await env.get(PAGE, params={"sort": "size"})
+        newest = await env.get(PAGE, params={"sort": "newest"})
+        searched = await env.get(PAGE, params={"q": "DAVE"})
+        by_number = await env.get(PAGE, params={"q": "#1"})
+        # A frontend pool member (rules/routing.yaml) owns the frontend PRs.
+        mine = await env.get(PAGE, params={"owner": "njhill"})
+        nobody = await env.get(PAGE, params={"owner": "nobody-at-all"})
+        only_quiet = await env.get(PAGE, params={"verdict": "quiet"})
+        bad = [await env.get(PAGE, params=params) for params in (
+            {"sort": "random"}, {"q": "x" * 201}, {"owner": "no spaces"})]
+    assert entry_numbers(by_size.text)[:3] == [1, 4, 2]  # 30+ lines each, #1 largest
+    assert entry_numbers(newest.text) == [4, 2, 1, 3]  # quiet #3 listed apart, last
+    assert entry_numbers(searched.text) == [4]
+    assert "1 of 4 open PRs" in searched.text
+    assert 'value="DAVE"' in searched.text  # the search box shows what was typed
+    assert entry_numbers(by_number.text) == [1]
+    assert entry_numbers(mine.text) == [4, 2]
+    assert "Areas of njhill" in mine.text
+    assert "2 of 4 open PRs" in mine.text
+    assert re.search(r'label=frontend&amp;owner=njhill"[^>]*>frontend <span class="n">2', mine.text)
+    assert "No open PR matches these filters." in nobody.text
+    assert '<details class="group quiet" data-label="quiet" open>' in only_quiet.text
+    assert entry_numbers(only_quiet.text) == [3]
+    assert [b.status_code for b in bad] == [400, 400, 400]
+    assert "sort must be one of" in bad[0].text
+
+
+async def test_chinese_page_has_chinese_chips_and_states(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        for number in (1, 2, 3):
+            await env.digest(number)
+        page = await env.get(PAGE, params={"lang": "zh"})
+    html = page.text
+    bar = html[html.index('id="verdict-filter"'):html.index('id="sort-filter"')]
+    assert "需要精读" in bar
+    assert ">deep read<" not in html
+    assert "等待评审" in html
+    assert "尚无人评审" in html
+    assert "个未关闭 PR 中的" in html
+
+
+async def test_the_digest_pages_task_list_is_disabled_checkboxes(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        page = await env.get(f"{PAGE}/1")
+    html = page.text
+    assert '<li class="task"><input type="checkbox" disabled="">' in html
+    assert "<li>[ ]" not in html
+    assert "[ ] " not in re.sub(r"<[^>]+>", "", html)
+
+
+async def test_the_api_entries_carry_the_triage_keys(tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        env.state.add_pull(REPO, 4, title="Draft", body="", files=FRONTEND_FILES,
+                           labels=["frontend"], draft=True)
+        env.ctx = replace(env.ctx, skip_drafts=False)
+        for number in (1, 2, 4):
+            await env.digest(number)
+        items = {item["number"]: item for item in (await env.get(API)).json()}
+    one = items[1]
+    assert one["created_at"] is not None
+    assert one["last_activity_at"] == one["created_at"]  # nobody spoke since
+    assert one["waiting_on"] == "reviewer"
+    assert one["needs_first_review"] is True
+    assert one["size"] == {"additions": one["additions"], "deletions": one["deletions"],
+                           "files": one["files_total"]}
+    assert one["signals"] == []
+    assert items[4]["draft"] is True
+    assert items[4]["waiting_on"] == "author"
+    assert items[4]["signals"] == ["template-unfilled"]  # an empty description

@@ -109,6 +109,38 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.")
 _TICKED = re.compile(r"`([^`\n]{1,160})`")
 
 
+# What kind of choice a sentence states, by its first cue of each kind in this order:
+# the Chinese digest names it as a one-line gist beside an English quote.
+_KIND_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("out-of-scope", ("out of scope", "not migrated", "left as is", "follow-up")),
+    ("kept", ("unchanged", "untouched", "remain", "preserv", "we keep", "is kept", "are kept",
+              "keeping")),
+    ("alternative", ("instead of", "rather than", "instead", "chose", "opted")),
+    ("deliberate", ("intentionally", "deliberately", "does not claim")),
+    ("fallback", ("fallback", "falls back", "fall back")),
+    ("trade-off", ("trade-off", "tradeoff")),
+    ("reason", ("so that", "to avoid", "avoiding", "because", "which is why", ", so ")),
+    ("scope", ("scoped to", "only")),
+    ("behaviour", ("no longer", "explicit", "silent")),
+)
+DECISION_KINDS = ("design", *(kind for kind, _ in _KIND_CUES))
+
+
+def decision_kind(quote: str) -> str:
+    """The kind of choice a quoted sentence states: the kind of its earliest cue;
+    "design" when it has none (a sentence under a Why or Design heading)."""
+    lowered = quote.lower()
+    found = [
+        (at, rank)
+        for rank, (_, cues) in enumerate(_KIND_CUES)
+        for cue in cues
+        if (at := lowered.find(cue)) >= 0
+    ]
+    if not found:
+        return "design"
+    return _KIND_CUES[min(found)[1]][0]
+
+
 def harvest_decisions(
     body: str | None, mentions: Sequence[Mention] = (), limit: int = MAX_DECISIONS
 ) -> tuple[Decision, ...]:

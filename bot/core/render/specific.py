@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.core.findings import Digest
+from bot.core.reading.decisions import decision_kind
 from bot.core.reading.specifics import Decision, Link, StructureNote, ValueChange
 from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
+from bot.core.render.zh_text import has_han
 from bot.core.vocabulary import Lang
 
 MAX_DECISIONS_SHOWN = 3
@@ -22,6 +24,8 @@ MAX_STRUCTURE_SHOWN = 4
 MAX_VALUES_SHOWN = 2
 MAX_LINKS_SHOWN = 3
 MAX_TRIGGERED_SHOWN = 2  # per area: questions this PR's own content triggered
+# "What to check" stays a short list a reviewer reads whole; the digest's JSON has all.
+MAX_CHECK_LINES = 5
 _QUOTE_CHARS = 240
 
 
@@ -72,6 +76,10 @@ def structure_line(note: StructureNote, lang: Lang) -> str:
 
 def decision_line(decision: Decision, lang: Lang) -> str:
     quote = t(lang, "render.quote", quote=escape_quote(decision.quote))
+    if lang == "zh" and not has_han(decision.quote):
+        # An English quote in a Chinese digest: a one-line gist of what it states.
+        kind = t(lang, f"decision.kind.{decision_kind(decision.quote)}")
+        quote = t(lang, "render.decision.gist", kind=kind) + quote
     by = t(lang, "render.decision.by")
     if decision.concerns and not decision.quote.startswith(f"`{decision.concerns}"):
         head = _code(decision.concerns, 80) + t(lang, "render.colon")
@@ -98,14 +106,25 @@ def _specific_files(digest: Digest) -> set[str]:
 
 
 def check_lines(digest: Digest) -> Iterator[str]:
-    """Decisions, structure, changed values; an area's question only when it has none."""
+    """At most MAX_CHECK_LINES: decisions, structure, changed values; then an area's
+    question where the PR shows nothing specific, in the room those leave."""
     lang = digest.lang
-    for decision in digest.decisions[:MAX_DECISIONS_SHOWN]:
-        yield f"- {decision_line(decision, lang)}"
-    for note in digest.structure[:MAX_STRUCTURE_SHOWN]:
-        yield f"- {structure_line(note, lang)}"
-    for change in digest.value_changes[:MAX_VALUES_SHOWN]:
-        yield f"- {value_line(change, lang)}"
+    specific_lines = [
+        *(f"- {decision_line(d, lang)}" for d in digest.decisions[:MAX_DECISIONS_SHOWN]),
+        *(f"- {structure_line(n, lang)}" for n in digest.structure[:MAX_STRUCTURE_SHOWN]),
+        *(f"- {value_line(c, lang)}" for c in digest.value_changes[:MAX_VALUES_SHOWN]),
+    ][:MAX_CHECK_LINES]
+    yield from specific_lines
+    room = MAX_CHECK_LINES - len(specific_lines)
+    for line in _area_questions(digest):
+        if room <= 0:
+            return
+        yield line
+        room -= 1
+
+
+def _area_questions(digest: Digest) -> Iterator[str]:
+    lang = digest.lang
     specific = _specific_files(digest)
     for area in digest.areas:
         # A question this PR's own content triggered is specific; a standing one is

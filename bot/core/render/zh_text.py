@@ -14,6 +14,14 @@ _FULL_WIDTH = str.maketrans({",": "，", ";": "；", ":": "：", "(": "（", ")"
 _PROTECTED = re.compile(r"(\{[^{}\n]*\}|`[^`\n]*`)")
 
 
+_ANY_HAN = re.compile(rf"[{_HAN}]")
+
+
+def has_han(text: str) -> bool:
+    """Whether the text holds a Chinese character (an author who wrote in Chinese)."""
+    return _ANY_HAN.search(text) is not None
+
+
 def full_width(text: str) -> str:
     """ASCII , ; : ( ) become full-width outside format fields and code spans."""
     parts = _PROTECTED.split(text)

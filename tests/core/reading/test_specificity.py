@@ -12,14 +12,16 @@ from typing import Any
 import pytest
 
 from bot.core.facts import ChangedFile
-from bot.core.reading.decisions import harvest_decisions, shorten
+from bot.core.reading.decisions import DECISION_KINDS, decision_kind, harvest_decisions, shorten
 from bot.core.reading.links import find_links
 from bot.core.reading.mentions import body_names, find_mentions
 from bot.core.reading.prose import prose_units
-from bot.core.reading.specifics import Link, ValueChange
+from bot.core.reading.specifics import Decision, Link, ValueChange
 from bot.core.reading.structure.read import read_structure
 from bot.core.reading.symbols import extract_symbols
 from bot.core.reading.value_tables import find_value_changes
+from bot.core.render.i18n import t
+from bot.core.render.specific import decision_line
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES: dict[int, dict[str, Any]] = {
@@ -486,3 +488,34 @@ def test_a_quote_is_a_whole_sentence_as_written() -> None:
     # ...a sentence the copy was cut in is never quoted, and a literal *** is not markup.
     assert not any("Searched open PRs" in q for q in quotes)
     assert any(q.startswith("It redacts the key to ***") for q in quotes)
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind"),
+    [
+        ("The subprocess still receives the real values; only the log line changes.", "scope"),
+        ("A bad value no longer passes silently.", "behaviour"),
+        ("Moving them to an environment variable is out of scope here.", "out-of-scope"),
+        ("Power-of-two pages are byte-for-byte unchanged.", "kept"),
+        ("We size the workspace from the draft model rather than the target.", "alternative"),
+        ("The tile width is deliberately left at 32.", "deliberate"),
+        ("Selection falls back to FA2 for attention sinks.", "fallback"),
+        ("Pin the host tensor so that the copy does not block.", "reason"),
+        ("The new kernel reads uint8 pixels directly.", "design"),
+    ],
+)
+def test_a_decision_kind_is_its_earliest_cue(quote: str, kind: str) -> None:
+    assert decision_kind(quote) == kind
+    assert kind in DECISION_KINDS
+
+
+def test_an_english_quote_in_chinese_carries_a_one_line_gist() -> None:
+    english = Decision("Selection falls back to FA2 for attention sinks.", "", "", 3)
+    line = decision_line(english, "zh")
+    assert line.startswith("（作者说明回退路径）“Selection falls back")
+    assert "\n" not in line
+    assert decision_line(english, "en").startswith("“Selection")  # no gist in English
+    chinese = Decision("这里刻意保留旧路径，因为调用方依赖它。", "", "", 3)
+    assert decision_line(chinese, "zh").startswith("“这里")  # the author wrote Chinese
+    # Every kind has its Chinese words.
+    assert all("作者" in t("zh", f"decision.kind.{k}") or k == "design" for k in DECISION_KINDS)

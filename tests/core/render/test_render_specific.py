@@ -112,8 +112,29 @@ def test_what_to_check_prefers_specific_findings_over_standing_questions() -> No
         "- `max_model_len` for TeleChat3: 131,072 → 32,768; check deployed configs",
         "- **Beta**: standing beta?",
         "- **Gamma**: triggered gamma?",
-        "- **Eps**: triggered eps?",
+        # At most five lines: area questions fill the room the specific ones leave
+        # ("triggered eps?" does not fit).
     ]
+
+
+def test_what_to_check_is_at_most_five_lines_specific_first() -> None:
+    decisions = tuple(
+        Decision(f"We keep `f{i}` because callers rely on it.", f"f{i}", "a/x.py", 4)
+        for i in range(3)
+    )
+    structure = tuple(
+        StructureNote("b/y.py", f"h{i}", "kwarg-removed", ("layer_name",)) for i in range(4)
+    )
+    digest = _digest(
+        decisions=decisions,
+        structure=structure,
+        areas=(_area("beta", ("c/z.py",), ("standing beta?",)),),
+    )
+    lines = list(check_lines(digest))
+    assert len(lines) == 5
+    assert lines[:3] == [f"- `f{i}`: “We keep `f{i}` because callers rely on it.” — author"
+                         for i in range(3)]
+    assert all("beta" not in line for line in lines)
 
 
 def test_linked_work_line_lists_links_without_cross_referencing_them() -> None:
