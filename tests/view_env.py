@@ -59,6 +59,11 @@ def add_sample_pulls(state: FakeGitHubState) -> None:
                    labels=["documentation"], author="carol")
 
 
+# A PostgreSQL URL: view_env stores the digests there instead (tests/view/conftest.py
+# runs every view test on both backends).
+DATABASE_URL: str | None = None
+
+
 @asynccontextmanager
 async def view_env(
     tmp_path: Path, *, settings: Settings | None = None, recent_seconds: float = 7 * 86400,
@@ -67,6 +72,16 @@ async def view_env(
     ledger = Ledger(db)
     create_schema(db)
     store = DigestStore(ledger.writer, recent_seconds=recent_seconds)
+    database = None
+    if DATABASE_URL is not None:
+        from bot.db.migrations import migrate
+        from bot.db.pool import Database
+        from bot.view.store_pg import PostgresDigestStore
+
+        migrate(DATABASE_URL)
+        database = Database(DATABASE_URL, max_size=4)
+        database.open()
+        store = PostgresDigestStore(database, recent_seconds=recent_seconds)
     state = make_state()
     ctx = make_ctx(on_converged=DigestRecorder(store))
     app = Starlette(routes=LabelViewRoutes(store, settings or Settings(language="en")).routes())
@@ -76,3 +91,5 @@ async def view_env(
             yield ViewEnv(state, gh_for(state), ctx, store, client)
     finally:
         ledger.close()
+        if database is not None:
+            database.close()

@@ -17,10 +17,10 @@ from bot.handlers.command import CommentCommandJob, handle_command_comment
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
-from bot.queue.ledger import Ledger
+from bot.queue.ledger import LedgerStore
 from bot.queue.store import Job, JobStore, NewJob, index_key, pr_key
 from bot.repo_index.lookup import IndexLookup
-from bot.repo_index.refresh import IndexRefresher
+from bot.repo_index.refresh import IndexRefresher, RefreshOutcome
 from bot.settings.model import Settings
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class JobProcessor:
         factory: GitHubSessionFactory,
         ctx: HandlerContext,
         store: JobStore,
-        ledger: Ledger,
+        ledger: LedgerStore,
         refresher: IndexRefresher | None = None,
     ) -> None:
         self._settings = settings
@@ -107,20 +107,42 @@ class JobProcessor:
         return self._ctx.index
 
     async def _refresh_index(self, job: Job) -> None:
-        if self._refresher is None:
-            return
         sha = job.payload.get("sha")
-        async with self._open(job.installation_id) as gh:
+        outcome = await self._refresh(job.repo, job.installation_id,
+                                      sha if isinstance(sha, str) else None)
+        if outcome is not None and outcome.action in ("built", "current"):
+            await self._ledger.record_indexed(job.repo, job.installation_id, outcome.commit)
+
+    async def sync_indexes(self) -> int:
+        """Several replicas: the symbol index is each one's own cache, and an index job
+        runs on one of them; the others bring theirs to the commit it indexed, here
+        (a periodic task), so every replica writes the same digest. Returns how many
+        repositories this replica refreshed."""
+        refresher = self._refresher
+        if refresher is None:
+            return 0
+        refreshed = 0
+        for wanted in await self._ledger.indexed_commits():
+            here = await asyncio.to_thread(refresher.indexed_commit, wanted.repo)
+            if here != wanted.commit:
+                await self._refresh(wanted.repo, wanted.installation_id, wanted.commit)
+                refreshed += 1
+        return refreshed
+
+    async def _refresh(self, repo: str, installation_id: int | None,
+                       sha: str | None) -> RefreshOutcome | None:
+        if self._refresher is None:
+            return None
+        async with self._open(installation_id) as gh:
             if not isinstance(gh, RepositoryArchive):
                 log.warning("session cannot download archives; index not refreshed")
-                return
-            outcome = await self._refresher.refresh(
-                gh, job.repo, sha if isinstance(sha, str) else None
-            )
+                return None
+            outcome = await self._refresher.refresh(gh, repo, sha)
         log.info("index %s", outcome.action, extra={
-            "repo": job.repo, "commit": outcome.commit[:12], "files": outcome.files,
+            "repo": repo, "commit": outcome.commit[:12], "files": outcome.files,
             "skipped": dict(outcome.skipped), "reason": outcome.reason,
         })
+        return outcome
 
     async def _queue_missing_index(self, installation_id: int, repo: str) -> None:
         refresher = self._refresher

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bot.github.dry_run import RecordedWrite
 from bot.queue.sqlite_writer import SqliteWriter
@@ -45,6 +46,15 @@ MAX_PREVIEWS = 2000
 
 
 @dataclass(frozen=True)
+class IndexedCommit:
+    """The commit a replica last indexed for a repository (several replicas share it)."""
+
+    repo: str
+    installation_id: int | None
+    commit: str
+
+
+@dataclass(frozen=True)
 class StoredPreview:
     """A dry-run write as `digest-bot previews` shows it."""
 
@@ -54,6 +64,38 @@ class StoredPreview:
     action: str
     detail: str
     created_at: float
+
+
+class LedgerStore(Protocol):
+    """What the handlers and the operator's commands use of a ledger: this SQLite one,
+    or bot/queue/ledger_pg.py's on the shared database."""
+
+    def close(self) -> None: ...
+
+    async def record_converged(
+        self, repo: str, number: int, installation_id: int | None, fingerprint: str,
+        *, open_head: str | None = None,
+    ) -> None: ...
+
+    async def pulls_with_head(self, repo: str, sha: str) -> list[int]: ...
+
+    async def fingerprints(self, repo: str) -> dict[int, str]: ...
+
+    async def record_preview(self, write: RecordedWrite) -> None: ...
+
+    async def previews(self, limit: int = 50) -> list[RecordedWrite]: ...
+
+    async def stored_previews(
+        self, *, repo: str | None = None, number: int | None = None, limit: int = 10
+    ) -> list[StoredPreview]: ...
+
+    async def record_indexed(self, repo: str, installation_id: int | None,
+                             commit: str) -> None:
+        """An index job indexed `commit`: the symbol index is a per-replica cache, so
+        the other replicas bring theirs to it (`indexed_commits`)."""
+        ...
+
+    async def indexed_commits(self) -> list[IndexedCommit]: ...
 
 
 class Ledger:
@@ -157,6 +199,13 @@ class Ledger:
             return [StoredPreview(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
         return await self._writer.run(read)
+
+    async def record_indexed(self, repo: str, installation_id: int | None,
+                             commit: str) -> None:
+        """One process on one SQLite file: its index is the only one, nothing to share."""
+
+    async def indexed_commits(self) -> list[IndexedCommit]:
+        return []
 
 
 def _preview_filter(repo: str | None, number: int | None) -> tuple[str, tuple[object, ...]]:

@@ -25,13 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+# Defined with the PostgreSQL errors (no driver imported), raised here too.
+from bot.db.errors import StoreUnavailable as StoreUnavailable
+
 _T = TypeVar("_T")
 _CHECKPOINT_EVERY_SECONDS = 1.0
 log = logging.getLogger(__name__)
-
-
-class StoreUnavailable(Exception):
-    """The database cannot be reached or written; intake answers 503."""
 
 
 class CannotOpenDatabase(StoreUnavailable):

@@ -138,6 +138,25 @@ class JobStore(Protocol):
     async def ping(self) -> None: ...
 
 
+class ServiceStore(JobStore, Protocol):
+    """What the service and the operator's commands use beyond `JobStore`: both the
+    SQLite store and the PostgreSQL one (bot/queue/store_pg.py) are one."""
+
+    def close(self) -> None: ...
+
+    def submit_accept(self, delivery: Delivery, job: NewJob,
+                      done: Callable[[Accepted | None, BaseException | None], None],
+                      loop: asyncio.AbstractEventLoop) -> None: ...
+
+    def submit_record(self, delivery: Delivery, outcome: str,
+                      done: Callable[[bool | None, BaseException | None], None],
+                      loop: asyncio.AbstractEventLoop) -> None: ...
+
+    async def list_jobs(self, state: JobState | None = None) -> list[Job]: ...
+
+    async def prune(self, older_than: float) -> int: ...
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (
     delivery_id TEXT PRIMARY KEY,

@@ -21,15 +21,16 @@ from bot.intake.app import IntakeApp, create_app
 from bot.intake.http_protocol import guarded_protocol
 from bot.observe.logs import configure_logging, default_log_format, register_secret
 from bot.observe.metrics import Metrics
-from bot.queue.ledger import Ledger
+from bot.queue.ledger import LedgerStore
 from bot.queue.sqlite_writer import CannotOpenDatabase
-from bot.queue.store import SqliteJobStore
+from bot.queue.store import ServiceStore
 from bot.service.deferred_worker import DeferredWorker
 from bot.service.heap import keep_freed_heap
+from bot.service.stores import DatabaseUnreachable, Stores, open_stores
 from bot.settings.errors import SettingsError, unknown_setting_lines
 from bot.settings.model import Settings
 from bot.view.lazy import LazyLabelView
-from bot.view.store import DigestStore, create_schema
+from bot.view.store import DigestStore
 
 if TYPE_CHECKING:
     from bot.service.worker_side import WorkerSide
@@ -49,16 +50,25 @@ class StartError(Exception):
 @dataclass
 class Service:
     app: IntakeApp
-    store: SqliteJobStore
-    ledger: Ledger
-    digests: DigestStore
+    stores: Stores
     worker: DeferredWorker
     view: LazyLabelView
 
+    @property
+    def store(self) -> ServiceStore:
+        return self.stores.store
+
+    @property
+    def ledger(self) -> LedgerStore:
+        return self.stores.ledger
+
+    @property
+    def digests(self) -> DigestStore:
+        return self.stores.digests
+
     def close(self) -> None:
         self.worker.close()
-        self.store.close()
-        self.ledger.close()
+        self.stores.close()
 
 
 def check_start(settings: Settings) -> None:
@@ -144,14 +154,17 @@ def build_service(settings: Settings) -> Service:
     """What the intake needs (store, metrics, the app); the worker side is built by the
     app's start-up, on a thread, after the port is open."""
     for secret in (settings.webhook_secret, settings.private_key, settings.github_token,
-                   settings.view_token):
+                   settings.view_token, settings.database_url):
         if secret is not None:
             register_secret(secret.get_secret_value())
+    if settings.postgres_url is not None:
+        from bot.db.url import secrets_in_url
+
+        for password in secrets_in_url(settings.postgres_url):
+            register_secret(password)
     metrics = Metrics()
-    store = SqliteJobStore.from_settings(settings)
-    ledger = Ledger(settings.db_path)
-    create_schema(settings.db_path)
-    digests = DigestStore(ledger.writer, recent_seconds=settings.view_recent_days * 86400)
+    stores = open_stores(settings)
+    store, ledger, digests = stores.store, stores.ledger, stores.digests
     view = LazyLabelView(digests, settings)
 
     async def warm_view() -> None:
@@ -172,7 +185,7 @@ def build_service(settings: Settings) -> Service:
         settings, store, metrics, worker=worker, extra_routes=view.routes(),
         not_ready_reason=worker.not_ready_reason,
     )
-    return Service(app, store, ledger, digests, worker, view)
+    return Service(app, stores, worker, view)
 
 
 def _rules_problem(settings: Settings, exc: BaseException) -> str | None:
@@ -195,9 +208,12 @@ def _exit_after_drain(signum: int, frame: object) -> None:
 
 def _open_service(settings: Settings) -> Service:
     """`build_service`, with a database that cannot be opened as one line naming
-    DIGEST_DB_PATH (sqlite3 alone says "unable to open database file" and no more)."""
+    DIGEST_DB_PATH (sqlite3 alone says "unable to open database file" and no more), or
+    DIGEST_DATABASE_URL with its password hidden."""
     try:
         return build_service(settings)
+    except DatabaseUnreachable as exc:
+        raise SettingsError([exc.line]) from None
     except CannotOpenDatabase as exc:
         raise SettingsError([f"DIGEST_DB_PATH={settings.db_path}: {exc.reason}"]) from None
     except sqlite3.Error as exc:

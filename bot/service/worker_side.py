@@ -19,8 +19,8 @@ from bot.handlers.processor import JobProcessor
 from bot.handlers.repo_rules import RulesProvider
 from bot.observe.metrics import Metrics
 from bot.queue.jobs import Worker
-from bot.queue.ledger import Ledger
-from bot.queue.store import SqliteJobStore
+from bot.queue.ledger import LedgerStore
+from bot.queue.store import ServiceStore
 from bot.queue.worker_thread import WorkerThread
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
@@ -52,7 +52,7 @@ class WorkerSide:
 
 
 def build_worker_side(
-    settings: Settings, store: SqliteJobStore, ledger: Ledger, digests: DigestStore,
+    settings: Settings, store: ServiceStore, ledger: LedgerStore, digests: DigestStore,
     metrics: Metrics,
 ) -> WorkerSide:
     """Raises RuleFileError or OSError on rules that cannot be loaded."""
@@ -104,13 +104,18 @@ def build_worker_side(
     async def prune() -> None:
         await store.prune(time.time() - PRUNE_AFTER_SECONDS)
 
+    periodic: list[tuple[float, Callable[[], Coroutine[Any, Any, object]]]] = [
+        (settings.reconcile_interval_seconds, reconcile), (3600.0, prune)]
+    if refresher is not None and settings.postgres_url is not None:
+        # Replicas share the queue but each keeps its own index (docs/architecture.md).
+        periodic.append((settings.index_sync_seconds, processor.sync_indexes))
     worker = Worker(
         store, processor, metrics,
         concurrency=settings.workers,
         # An expired lease is noticed within half a lease.
         lease_check_interval=min(30.0, settings.lease_seconds / 2),
         heartbeat_interval=settings.lease_seconds / 3,
-        periodic=[(settings.reconcile_interval_seconds, reconcile), (3600.0, prune)],
+        periodic=periodic,
     )
     side = WorkerSide(WorkerThread(worker), processor)
     if settings.has_app_credentials:

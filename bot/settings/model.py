@@ -49,8 +49,18 @@ class Settings(BaseSettings):
     )
     db_path: Path = Field(
         default=Path("pr-digest.db"),
-        description="SQLite file (jobs, deliveries, dry-run previews)",
+        description="SQLite file (jobs, deliveries, dry-run previews, the label view's"
+        " digests, the symbol index); with DIGEST_DATABASE_URL only the symbol index",
     )
+    database_url: SecretStr | None = Field(default=None, description=(
+        "`postgresql://user:password@host:5432/db`: keep jobs, deliveries, the ledger and"
+        " the label view in PostgreSQL, shared by every replica (migrated at start);"
+        " unset: the SQLite file"))
+    database_pool_size: int = Field(default=8, ge=2, le=100, description=(
+        "PostgreSQL connections each replica keeps at most (with DIGEST_DATABASE_URL)"))
+    index_sync_seconds: float = Field(default=60.0, gt=0, description=(
+        "with DIGEST_DATABASE_URL: how often a replica brings its own symbol index (a"
+        " local cache) to the commit another replica's index job indexed"))
     dry_run: bool = Field(
         default=False,
         description="read GitHub but write nothing (writes are logged and stored; "
@@ -208,7 +218,8 @@ class Settings(BaseSettings):
         return level
 
     @field_validator(
-        "private_key", "webhook_secret", "github_token", "view_token", mode="before"
+        "private_key", "webhook_secret", "github_token", "view_token", "database_url",
+        mode="before"
     )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
@@ -226,6 +237,23 @@ class Settings(BaseSettings):
                     f"each comma-separated secret must be at least"
                     f" {MIN_WEBHOOK_SECRET_CHARS} characters")
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        # The message names the scheme only: the URL may carry a password.
+        if value is not None:
+            scheme = urlsplit(value.get_secret_value().strip()).scheme
+            if scheme not in ("postgresql", "postgres"):
+                raise ValueError(
+                    "must be a postgresql:// URL, e.g. postgresql://user:password@host:5432/db"
+                    f" (got scheme {scheme[:20]!r})")
+        return value
+
+    @property
+    def postgres_url(self) -> str | None:
+        """The PostgreSQL URL when the shared database is configured; None: SQLite."""
+        return None if self.database_url is None else self.database_url.get_secret_value()
 
     def webhook_secrets(self) -> list[bytes]:
         if self.webhook_secret is None:

@@ -1,27 +1,21 @@
-"""SqliteJobStore: coalescing, dedup, leases (kill -9), backoff, parking, follow-ups."""
+"""The job store's contract, on both backends (SQLite and PostgreSQL, `open_store`):
+coalescing, dedup, leases (kill -9), backoff, parking, follow-ups. Tests of one backend's
+own behaviour name it."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 from bot.queue.store import Delivery, NewJob, SqliteJobStore, StoreUnavailable, command_key, pr_key
+from tests.queue.store_backends import AnyStore, Clock, OpenStore, Query
 
 REPO = "vllm-project/vllm"
-
-
-class Clock:
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def pr_job(number: int = 7, **payload: object) -> NewJob:
@@ -35,15 +29,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def store(tmp_path: Path, clock: Clock) -> AsyncIterator[SqliteJobStore]:
-    s = SqliteJobStore(tmp_path / "jobs.db", clock=clock, settle_seconds=3.0, max_attempts=3,
-                       lease_seconds=60.0, rng=random.Random(1))
-    yield s
-    s.close()
+def store(open_store: OpenStore, clock: Clock) -> AnyStore:
+    return open_store(clock=clock, settle_seconds=3.0, max_attempts=3, lease_seconds=60.0,
+                      rng=random.Random(1))
 
 
 async def test_pr_events_coalesce_into_one_debounced_job(
-    store: SqliteJobStore, clock: Clock
+    store: AnyStore, clock: Clock
 ) -> None:
     first = await store.enqueue(pr_job(actions=["opened"]))
     clock.now += 1
@@ -63,13 +55,13 @@ async def test_pr_events_coalesce_into_one_debounced_job(
     assert claimed.state == "running"
 
 
-async def test_other_prs_do_not_coalesce(store: SqliteJobStore) -> None:
+async def test_other_prs_do_not_coalesce(store: AnyStore) -> None:
     assert await store.enqueue(pr_job(1)) != await store.enqueue(pr_job(2))
     assert (await store.counts())["queued"] == 2
 
 
 async def test_event_while_running_gets_one_pending_follow_up(
-    store: SqliteJobStore, clock: Clock
+    store: AnyStore, clock: Clock
 ) -> None:
     first = await store.enqueue(pr_job())
     clock.now += 5
@@ -90,7 +82,7 @@ async def test_event_while_running_gets_one_pending_follow_up(
     assert nxt.payload["actions"] == ["synchronize", "edited"]
 
 
-async def test_command_jobs_dedupe_same_text(store: SqliteJobStore) -> None:
+async def test_command_jobs_dedupe_same_text(store: AnyStore) -> None:
     def cmd(body_sha: str) -> NewJob:
         return NewJob(kind="command", key=command_key(REPO, 99, body_sha), installation_id=1,
                       repo=REPO, number=7, payload={"body": "/digest"})
@@ -104,7 +96,7 @@ async def test_command_jobs_dedupe_same_text(store: SqliteJobStore) -> None:
 
 
 async def test_delivery_dedup_and_requeue_after_parking(
-    store: SqliteJobStore, clock: Clock
+    store: AnyStore, clock: Clock
 ) -> None:
     delivery = Delivery(delivery_id="d-1", event="pull_request", action="opened")
     outcome, job_id, due_at = await store.accept_delivery(delivery, pr_job())
@@ -128,7 +120,7 @@ async def test_delivery_dedup_and_requeue_after_parking(
 
 
 async def test_redelivery_in_a_batch_of_new_deliveries_leaves_no_stray_job(
-    store: SqliteJobStore, clock: Clock
+    store: AnyStore, clock: Clock
 ) -> None:
     # An accepted delivery is stored optimistically (job first, then its record); a
     # redelivery of a parked job's delivery is found out by that record and undone, so
@@ -153,45 +145,39 @@ async def test_redelivery_in_a_batch_of_new_deliveries_leaves_no_stray_job(
 
 
 async def test_an_ignored_delivery_accepted_later_is_recorded_with_its_job(
-    store: SqliteJobStore, tmp_path: Path
+    store: AnyStore, query: Query
 ) -> None:
     delivery = Delivery(delivery_id="d-5", event="pull_request", action="edited")
     assert await store.record_delivery(delivery, "ignored")
     outcome, job_id, _ = await store.accept_delivery(delivery, pr_job(5))
     assert outcome == "accepted"
-    with sqlite3.connect(tmp_path / "jobs.db") as conn:
-        rows = conn.execute("SELECT outcome, job_id FROM deliveries").fetchall()
-    assert rows == [("accepted", job_id)]
+    assert query("SELECT outcome, job_id FROM deliveries") == [("accepted", job_id)]
     assert (await store.accept_delivery(delivery, pr_job(5)))[:2] == ("duplicate", job_id)
 
 
-async def test_backoff_grows_exponentially_with_jitter_and_caps(tmp_path: Path) -> None:
+async def test_backoff_grows_exponentially_with_jitter_and_caps(open_store: OpenStore) -> None:
     clock = Clock()
-    s = SqliteJobStore(tmp_path / "b.db", clock=clock, max_attempts=20,
-                       backoff_base_seconds=5.0, backoff_cap_seconds=600.0,
-                       rng=random.Random(7))
-    try:
-        job_id = await s.enqueue(pr_job())
-        delays = []
-        for attempt in range(1, 10):
-            clock.now += 10_000
-            assert (await s.claim()) is not None
-            job = await s.fail(job_id, f"try {attempt}")
-            assert job is not None
-            assert job.state == "failed"
-            assert job.attempts == attempt
-            delay = job.not_before - clock.now
-            ceiling = min(600.0, 5.0 * 2 ** (attempt - 1))
-            assert ceiling / 2 <= delay <= ceiling
-            delays.append(delay)
-        assert delays[-1] <= 600.0
-        assert delays[-1] >= 300.0
-        assert delays[4] > delays[0] * 4
-    finally:
-        s.close()
+    s = open_store(clock=clock, max_attempts=20, backoff_base_seconds=5.0,
+                   backoff_cap_seconds=600.0, rng=random.Random(7))
+    job_id = await s.enqueue(pr_job())
+    delays = []
+    for attempt in range(1, 10):
+        clock.now += 10_000
+        assert (await s.claim()) is not None
+        job = await s.fail(job_id, f"try {attempt}")
+        assert job is not None
+        assert job.state == "failed"
+        assert job.attempts == attempt
+        delay = job.not_before - clock.now
+        ceiling = min(600.0, 5.0 * 2 ** (attempt - 1))
+        assert ceiling / 2 <= delay <= ceiling
+        delays.append(delay)
+    assert delays[-1] <= 600.0
+    assert delays[-1] >= 300.0
+    assert delays[4] > delays[0] * 4
 
 
-async def test_retry_at_hint_wins_over_backoff(store: SqliteJobStore, clock: Clock) -> None:
+async def test_retry_at_hint_wins_over_backoff(store: AnyStore, clock: Clock) -> None:
     job_id = await store.enqueue(pr_job())
     clock.now += 5
     await store.claim()
@@ -202,7 +188,7 @@ async def test_retry_at_hint_wins_over_backoff(store: SqliteJobStore, clock: Clo
     assert await store.claim(clock.now + 1234) is not None
 
 
-async def test_parks_after_max_attempts(store: SqliteJobStore, clock: Clock) -> None:
+async def test_parks_after_max_attempts(store: AnyStore, clock: Clock) -> None:
     job_id = await store.enqueue(pr_job())
     states = []
     for _ in range(3):
@@ -219,32 +205,28 @@ async def test_parks_after_max_attempts(store: SqliteJobStore, clock: Clock) -> 
     assert (await store.claim()) is not None
 
 
-async def test_crashed_worker_job_is_released_after_lease(tmp_path: Path) -> None:
+async def test_crashed_worker_job_is_released_after_lease(open_store: OpenStore) -> None:
     clock = Clock()
-    path = tmp_path / "crash.db"
-    crashed = SqliteJobStore(path, clock=clock, lease_seconds=60.0, settle_seconds=0)
+    crashed = open_store(clock=clock, lease_seconds=60.0, settle_seconds=0)
     job_id = await crashed.enqueue(pr_job())
     assert (await crashed.claim()) is not None
     crashed.close()  # the worker "dies": the job is never completed
 
-    fresh = SqliteJobStore(path, clock=clock, lease_seconds=60.0)
-    try:
-        assert await fresh.claim() is None  # still leased
-        assert await fresh.release_expired_leases(clock.now + 59) == 0
-        assert await fresh.release_expired_leases(clock.now + 61) == 1
-        job = await fresh.claim(clock.now + 61)
-        assert job is not None
-        assert job.id == job_id
-        assert job.attempts == 1
-        assert job.last_error is not None
-        assert "lease" in job.last_error
-        await fresh.complete(job_id)
-        assert (await fresh.counts())["done"] == 1
-    finally:
-        fresh.close()
+    fresh = open_store(clock=clock, lease_seconds=60.0)
+    assert await fresh.claim() is None  # still leased
+    assert await fresh.release_expired_leases(clock.now + 59) == 0
+    assert await fresh.release_expired_leases(clock.now + 61) == 1
+    job = await fresh.claim(clock.now + 61)
+    assert job is not None
+    assert job.id == job_id
+    assert job.attempts == 1
+    assert job.last_error is not None
+    assert "lease" in job.last_error
+    await fresh.complete(job_id)
+    assert (await fresh.counts())["done"] == 1
 
 
-async def test_concurrent_enqueues_share_commits_and_all_land(store: SqliteJobStore) -> None:
+async def test_concurrent_enqueues_share_commits_and_all_land(store: AnyStore) -> None:
     deliveries = [Delivery(delivery_id=f"d-{i}", event="pull_request", action="synchronize")
                   for i in range(200)]
     results = await asyncio.gather(*(
@@ -255,8 +237,8 @@ async def test_concurrent_enqueues_share_commits_and_all_land(store: SqliteJobSt
     assert (await store.counts())["queued"] == 20
 
 
-async def test_closed_store_raises_unavailable(tmp_path: Path) -> None:
-    s = SqliteJobStore(tmp_path / "c.db")
+async def test_closed_store_raises_unavailable(open_store: OpenStore) -> None:
+    s = open_store()
     s.close()
     with pytest.raises(StoreUnavailable):
         await s.ping()
@@ -284,7 +266,7 @@ def command_job(number: int = 7, comment_id: int = 99) -> NewJob:
 
 
 async def test_a_command_waits_while_its_prs_digest_job_runs(
-    store: SqliteJobStore, clock: Clock
+    store: AnyStore, clock: Clock
 ) -> None:
     await store.enqueue(pr_job(7))
     running = await store.claim(clock.now + 5)
@@ -302,7 +284,7 @@ async def test_a_command_waits_while_its_prs_digest_job_runs(
     assert (after.kind, after.number) == ("command", 7)
 
 
-async def test_jobs_left_running_by_a_dead_process_are_requeued_at_start(
+async def test_sqlite_requeues_jobs_left_running_by_a_dead_process_at_start(
     tmp_path: Path, clock: Clock
 ) -> None:
     path = tmp_path / "jobs.db"
@@ -328,7 +310,7 @@ async def test_jobs_left_running_by_a_dead_process_are_requeued_at_start(
 # --- issue 8, item 5: leases are renewed, and a stale run changes nothing -----------------
 
 
-async def test_a_renewed_lease_is_not_released(store: SqliteJobStore, clock: Clock) -> None:
+async def test_a_renewed_lease_is_not_released(store: AnyStore, clock: Clock) -> None:
     await store.enqueue(pr_job())
     clock.now += 5
     job = await store.claim()
@@ -341,7 +323,7 @@ async def test_a_renewed_lease_is_not_released(store: SqliteJobStore, clock: Clo
     assert (await store.counts())["done"] == 1
 
 
-async def test_a_stale_runs_outcome_is_a_no_op(store: SqliteJobStore, clock: Clock) -> None:
+async def test_a_stale_runs_outcome_is_a_no_op(store: AnyStore, clock: Clock) -> None:
     await store.enqueue(pr_job())
     clock.now += 5
     first = await store.claim()
@@ -362,7 +344,7 @@ async def test_a_stale_runs_outcome_is_a_no_op(store: SqliteJobStore, clock: Clo
     assert await store.complete(second.id, attempts=second.attempts)
 
 
-async def test_a_permanent_failure_parks_at_once(store: SqliteJobStore, clock: Clock) -> None:
+async def test_a_permanent_failure_parks_at_once(store: AnyStore, clock: Clock) -> None:
     await store.enqueue(pr_job())
     clock.now += 5
     job = await store.claim()

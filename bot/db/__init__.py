@@ -1,0 +1,1 @@
+"""PostgreSQL: the shared database several replicas use (DIGEST_DATABASE_URL)."""
