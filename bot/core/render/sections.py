@@ -93,6 +93,7 @@ def _limited(
 
 
 MAX_OWNERS_SHOWN = 4
+MAX_START_FILES = 5
 
 
 def who_lines(digest: Digest) -> Iterator[str]:
@@ -258,7 +259,9 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
         if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
     ]
     files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
-    shown = files if d.files_max is None else files[: d.files_max]
+    # Where to start is a reading order, not an index: the first few files, then a count.
+    limit = MAX_START_FILES if d.files_max is None else min(d.files_max, MAX_START_FILES)
+    shown = files[:limit]
     yield from (
         _symbol_line(f, by_file.get(f, []), lang, d, mentioned.get(f, ())) for f in shown
     )
@@ -282,13 +285,17 @@ def routing_lines(digest: Digest) -> Iterator[str]:
     def names(values: Iterable[str]) -> str:
         return comma.join(escape_text(v, 80) for v in values)
 
+    # Who and which labels, in one line: the reader wants the decision, not a list.
+    parts = []
     if digest.reviewers.users:
-        yield f"- {_label(lang, 'render.suggested_users')}{names(digest.reviewers.users)}"
+        parts.append(f"{_label(lang, 'render.suggested_users')}{names(digest.reviewers.users)}")
     if digest.reviewers.teams:
-        yield f"- {_label(lang, 'render.suggested_teams')}{names(digest.reviewers.teams)}"
+        parts.append(f"{_label(lang, 'render.suggested_teams')}{names(digest.reviewers.teams)}")
     if digest.labels:
         labels = comma.join(escape_code(label, 80) for label in digest.labels)
-        yield f"- {_label(lang, 'render.labels')}{labels}"
+        parts.append(f"{_label(lang, 'render.labels')}{labels}")
+    if parts:
+        yield "- " + t(lang, "render.list_sep").join(parts)
     routing = digest.routing
     if routing is None:
         return

@@ -421,7 +421,7 @@ def test_degrades_evidence_before_symbols() -> None:
     assert "<details>" in body  # and the trace is intact
 
 
-def test_degrades_symbols_to_counts_before_dropping_files() -> None:
+def test_where_to_start_lists_five_files_then_a_count() -> None:
     digest = deep_read_digest()
     symbols = tuple(
         Symbol(file=f"vllm/f{i}.py", name=f"function_with_a_long_name_{j}", change="modified")
@@ -429,9 +429,11 @@ def test_degrades_symbols_to_counts_before_dropping_files() -> None:
         for j in range(40)
     )
     body = render_digest(digest.model_copy(update={"symbols": symbols}))
-    assert "- `vllm/f149.py` — 40 symbols" in body
-    assert "function_with_a_long_name_" not in body
-    assert "more files" not in body
+    # Where to start is a reading order: five files, then a count of the rest.
+    assert [f"vllm/f{i}.py" in body for i in range(6)] == [True] * 5 + [False]
+    assert "vllm/f149.py" not in body
+    assert "- … and 145 more files" in body
+    assert len(body) <= 65_536
 
 
 def test_budget_below_minimum_is_a_programming_error() -> None:
