@@ -260,8 +260,8 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
     ]
     files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
     # Where to start is a reading order, not an index: the first few files, then a count.
-    limit = MAX_START_FILES if d.files_max is None else min(d.files_max, MAX_START_FILES)
-    shown = files[:limit]
+    start = MAX_START_FILES if d.files_max is None else min(d.files_max, MAX_START_FILES)
+    shown = files[:start]
     yield from (
         _symbol_line(f, by_file.get(f, []), lang, d, mentioned.get(f, ())) for f in shown
     )
