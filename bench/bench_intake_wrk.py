@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -159,20 +159,12 @@ def run(args: argparse.Namespace) -> dict[str, Any] | None:
                 continue
             stack.callback(server.stop)
             servers[name] = server
-            # Warm-up: JITs, caches, SQLite file growth; not reported.
-            one_run(server, workdir / "deliveries", argparse.Namespace(
-                **(vars(args) | {"seconds": min(2.0, args.seconds)})), f"warm-{name}")
-        order = list(servers)
-        for round_no in range(args.rounds):
-            # Alternate the order so drift in the machine's other load hits all alike.
-            for name in (order if round_no % 2 == 0 else order[::-1]):
-                result = one_run(servers[name], workdir / "deliveries", args,
-                                 f"r{round_no}-{name}")
-                runs.setdefault(name, []).append(result)
-                print(f"round {round_no + 1} {name:>9}: {result['rps']:8.0f} req/s  "
-                      f"p99 {result['p99_us'] / 1000:6.1f} ms  "
-                      f"cpu/req {result['server_cpu_us_per_request'] or 0:6.0f} us  "
-                      f"load {result['loadavg_1m']:.1f}", file=sys.stderr)
+            warm_up(server, workdir / "deliveries", args, name)
+        alternated_rounds(servers, workdir / "deliveries", args, runs, lambda n, name, result: (
+            f"round {n} {name:>9}: {result['rps']:8.0f} req/s  "
+            f"p99 {result['p99_us'] / 1000:6.1f} ms  "
+            f"cpu/req {result['server_cpu_us_per_request'] or 0:6.0f} us  "
+            f"load {result['loadavg_1m']:.1f}"))
         time.sleep(0.5)  # the last batch commits
         for mine in ("pr-digest", "before"):
             if mine in servers:
@@ -182,6 +174,29 @@ def run(args: argparse.Namespace) -> dict[str, Any] | None:
     report["runs"] = runs
     report["ratios"] = ratios(report["targets"])
     return report
+
+
+def warm_up(server: RunningServer, deliveries: Path, args: argparse.Namespace,
+            name: str) -> None:
+    """A short run that is not reported: JITs, caches, SQLite file growth."""
+    one_run(server, deliveries, argparse.Namespace(
+        **(vars(args) | {"seconds": min(2.0, args.seconds)})), f"warm-{name}")
+
+
+def alternated_rounds(
+    servers: dict[str, RunningServer], deliveries: Path, args: argparse.Namespace,
+    runs: dict[str, list[dict[str, Any]]],
+    line: Callable[[int, str, dict[str, Any]], str],
+) -> None:
+    """`args.rounds` runs per server, each appended to `runs` and told on stderr as
+    `line(round number, name, result)` says."""
+    order = list(servers)
+    for round_no in range(args.rounds):
+        # Alternate the order so drift in the machine's other load hits all alike.
+        for name in (order if round_no % 2 == 0 else order[::-1]):
+            result = one_run(servers[name], deliveries, args, f"r{round_no}-{name}")
+            runs.setdefault(name, []).append(result)
+            print(line(round_no + 1, name, result), file=sys.stderr)
 
 
 def before_target(checkout: Path, secret: str, workdir: Path) -> Target:
@@ -224,9 +239,8 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default=",".join(TARGET_NAMES))
+def add_wrk_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options `one_run`, `warm_up` and `alternated_rounds` read."""
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--threads", type=int, default=2)
@@ -234,6 +248,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="in all (wrk -c), shared by the threads")
     parser.add_argument("--bodies", type=int, default=200, help="distinct signed bodies")
     parser.add_argument("--body-kb", type=int, default=35, help="body size (PR body padded)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", default=",".join(TARGET_NAMES))
+    add_wrk_arguments(parser)
     parser.add_argument("--quick", action="store_true", help="1 round of 2 s")
     parser.add_argument("--before", type=Path, default=None, help=(
         "an older checkout of this repository (e.g. `git worktree add /tmp/old REV`), "

@@ -31,7 +31,15 @@ from typing import Any
 
 import psycopg
 
-from bench.bench_intake_wrk import WRK_HINT, one_run, stored_deliveries, summarize, write_deliveries
+from bench.bench_intake_wrk import (
+    WRK_HINT,
+    add_wrk_arguments,
+    alternated_rounds,
+    stored_deliveries,
+    summarize,
+    warm_up,
+    write_deliveries,
+)
 from bench.intake.machine import describe_machine
 from bench.intake.targets import RunningServer, pr_digest_target
 from tests.fakes.github_http import FakeGitHubServer
@@ -61,18 +69,11 @@ def ack_rounds(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any] | N
             server.start()
             stack.callback(server.stop)
             servers[name] = server
-            one_run(server, workdir / "deliveries", argparse.Namespace(
-                **(vars(args) | {"seconds": min(2.0, args.seconds)})), f"warm-{name}")
-        order = list(servers)
-        for round_no in range(args.rounds):
-            for name in (order if round_no % 2 == 0 else order[::-1]):
-                result = one_run(servers[name], workdir / "deliveries", args,
-                                 f"r{round_no}-{name}")
-                runs.setdefault(name, []).append(result)
-                print(f"round {round_no + 1} {name:>10}: {result['rps']:7.0f} req/s  "
-                      f"p99 {result['p99_us'] / 1000:6.1f} ms  "
-                      f"cpu/req {result['server_cpu_us_per_request'] or 0:5.0f} us",
-                      file=sys.stderr)
+            warm_up(server, workdir / "deliveries", args, name)
+        alternated_rounds(servers, workdir / "deliveries", args, runs, lambda n, name, result: (
+            f"round {n} {name:>10}: {result['rps']:7.0f} req/s  "
+            f"p99 {result['p99_us'] / 1000:6.1f} ms  "
+            f"cpu/req {result['server_cpu_us_per_request'] or 0:5.0f} us"))
         time.sleep(0.5)
         with psycopg.connect(url) as conn:
             row = conn.execute("SELECT COUNT(*) FROM deliveries").fetchone()
@@ -167,12 +168,7 @@ def format_report(report: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--bodies", type=int, default=200)
-    parser.add_argument("--body-kb", type=int, default=35)
+    add_wrk_arguments(parser)
     parser.add_argument("--prs", type=int, default=60, help="failover: PRs in the burst")
     parser.add_argument("--lease", type=float, default=5.0, help="failover: lease seconds")
     parser.add_argument("--github-latency-ms", type=float, default=30.0)

@@ -191,7 +191,8 @@ CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
 CREATE INDEX IF NOT EXISTS jobs_pr ON jobs (repo, number, state);
 """
-_COLUMNS = (
+# The columns `job_from_row` reads, in its order (both stores select them).
+JOB_COLUMNS = (
     "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
     " not_before, last_error"
 )
@@ -207,13 +208,13 @@ _RECORD_ACCEPTED = (
 )
 
 
-def _row_to_job(row: sqlite3.Row) -> Job:
-    return Job(
-        id=row["id"], kind=row["kind"], key=row["key"], installation_id=row["installation_id"],
-        repo=row["repo"], number=row["number"], payload=json.loads(row["payload"]),
-        delivery_id=row["delivery_id"], attempts=row["attempts"], state=row["state"],
-        not_before=row["not_before"], last_error=row["last_error"],
-    )
+def job_from_row(row: Iterable[Any]) -> Job:
+    """A job from a row of `JOB_COLUMNS` (a SQLite row or a PostgreSQL tuple)."""
+    (id_, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,
+     not_before, last_error) = row
+    return Job(id=id_, kind=kind, key=key, installation_id=installation_id, repo=repo,
+               number=number, payload=json.loads(payload), delivery_id=delivery_id,
+               attempts=attempts, state=state, not_before=not_before, last_error=last_error)
 
 
 def _oldest(rows: Iterable[sqlite3.Row]) -> sqlite3.Row | None:
@@ -239,12 +240,25 @@ def merge_payloads(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _merged_text(stored: str, new: dict[str, Any]) -> str:
+def merged_text(stored: str, new: dict[str, Any]) -> str:
     """A pending job's stored payload with `new` merged in, as stored text. A burst of
     the same event changes nothing: the stored text is kept rather than re-encoded."""
     old = json.loads(stored)
     merged = merge_payloads(old, new)
     return stored if merged == old else json.dumps(merged)
+
+
+def backoff_delay(attempts: int, base: float, cap: float, jitter: float) -> float:
+    """Exponential, capped, with jitter in [50%, 100%] so retries do not stampede;
+    `jitter` is a draw in [0, 1)."""
+    ceiling = min(cap, base * 2 ** max(attempts - 1, 0))
+    return float(ceiling * (0.5 + 0.5 * jitter))
+
+
+def index_delay(job: NewJob, index_settle_seconds: float) -> float:
+    """How long a new index job waits: a push waits out the window; "no index yet"
+    (no sha: start-up) runs now."""
+    return index_settle_seconds if job.payload.get("sha") else 0.0
 
 
 class SqliteJobStore:
@@ -395,7 +409,7 @@ class SqliteJobStore:
         conn.execute(
             "UPDATE jobs SET payload = ?, state = 'queued', not_before = ?, updated_at = ?,"
             " installation_id = COALESCE(?, installation_id) WHERE id = ?",
-            (_merged_text(pending["payload"], job.payload), not_before, now,
+            (merged_text(pending["payload"], job.payload), not_before, now,
              job.installation_id, pending["id"]),
         )
         return int(pending["id"]), not_before
@@ -412,13 +426,12 @@ class SqliteJobStore:
             (job.key,),
         ))
         if pending is None:
-            # A push waits out the window; "no index yet" (no sha: start-up) runs now.
-            not_before = now + (self._index_settle if job.payload.get("sha") else 0.0)
+            not_before = now + index_delay(job, self._index_settle)
             return self._insert(conn, job, delivery_id, now, not_before=not_before), not_before
         conn.execute(
             "UPDATE jobs SET payload = ?, updated_at = ?,"
             " installation_id = COALESCE(?, installation_id) WHERE id = ?",
-            (_merged_text(pending["payload"], job.payload), now, job.installation_id,
+            (merged_text(pending["payload"], job.payload), now, job.installation_id,
              pending["id"]),
         )
         return int(pending["id"]), float(pending["not_before"])
@@ -443,7 +456,7 @@ class SqliteJobStore:
         def op(conn: sqlite3.Connection) -> Job | None:
             at = self._clock() if now is None else now
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
+                f"SELECT {JOB_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
                 " AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM jobs r"
                 " WHERE r.state = 'running' AND (r.key = j.key"
                 # One job per PR at a time, whatever its kind: a /digest command and the
@@ -458,7 +471,7 @@ class SqliteJobStore:
                 "UPDATE jobs SET state = 'running', lease_until = ?, updated_at = ? WHERE id = ?",
                 (at + self._lease, at, row["id"]),
             )
-            return _row_to_job(row).model_copy(update={"state": "running"})
+            return job_from_row(row).model_copy(update={"state": "running"})
 
         return await self._writer.run(op)
 
@@ -497,9 +510,8 @@ class SqliteJobStore:
         return await self._writer.run(op)
 
     def backoff_seconds(self, attempts: int) -> float:
-        """Exponential, capped, with jitter in [50%, 100%] so retries do not stampede."""
-        ceiling = min(self._backoff_cap, self._backoff_base * 2 ** max(attempts - 1, 0))
-        return float(ceiling * (0.5 + 0.5 * self._rng.random()))
+        return backoff_delay(attempts, self._backoff_base, self._backoff_cap,
+                             self._rng.random())
 
     async def fail(
         self, job_id: int, error: str, retry_at: float | None = None, *,
@@ -574,10 +586,10 @@ class SqliteJobStore:
         return await self._writer.run(op)
 
     def _get(self, conn: sqlite3.Connection, job_id: int) -> Job:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()  # noqa: S608
+        row = conn.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()  # noqa: S608
         if row is None:
             raise KeyError(job_id)
-        return _row_to_job(row)
+        return job_from_row(row)
 
     async def get(self, job_id: int) -> Job | None:
         def op(conn: sqlite3.Connection) -> Job | None:
@@ -590,10 +602,10 @@ class SqliteJobStore:
 
     async def list_jobs(self, state: JobState | None = None) -> list[Job]:
         def op(conn: sqlite3.Connection) -> list[Job]:
-            sql = f"SELECT {_COLUMNS} FROM jobs"  # noqa: S608
+            sql = f"SELECT {JOB_COLUMNS} FROM jobs"  # noqa: S608
             rows = (conn.execute(sql + " WHERE state = ? ORDER BY id", (state,)) if state
                     else conn.execute(sql + " ORDER BY id"))
-            return [_row_to_job(r) for r in rows]
+            return [job_from_row(r) for r in rows]
 
         return await self._writer.run(op)
 

@@ -31,6 +31,7 @@ import psycopg
 
 from bot.db.pool import Conn, Database
 from bot.queue.store import (
+    JOB_COLUMNS,
     STATES,
     Accepted,
     Delivery,
@@ -38,14 +39,13 @@ from bot.queue.store import (
     JobState,
     NewJob,
     StoreUnavailable,
-    merge_payloads,
+    backoff_delay,
+    index_delay,
+    job_from_row,
+    merged_text,
 )
 from bot.settings.model import Settings
 
-_COLUMNS = (
-    "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
-    " not_before, last_error"
-)
 _ACCEPT = ("SELECT outcome, job_id, due_at"
            " FROM digest_accept(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
 _ACCEPT_MANY = ("SELECT i, outcome, job_id, due_at FROM digest_accept_many("
@@ -63,20 +63,6 @@ _CLAIM_DELIVERY = (
     " received_at = excluded.received_at, outcome = 'accepted'"
     " WHERE deliveries.job_id IS NULL RETURNING delivery_id"
 )
-
-
-def _row_to_job(row: tuple[Any, ...]) -> Job:
-    (id_, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,
-     not_before, last_error) = row
-    return Job(id=id_, kind=kind, key=key, installation_id=installation_id, repo=repo,
-               number=number, payload=json.loads(payload), delivery_id=delivery_id,
-               attempts=attempts, state=state, not_before=not_before, last_error=last_error)
-
-
-def _merged_text(stored: str, new: dict[str, Any]) -> str:
-    old = json.loads(stored)
-    merged = merge_payloads(old, new)
-    return stored if merged == old else json.dumps(merged)
 
 
 def pr_lock_name(job_key: str, repo: str, number: int | None) -> str:
@@ -179,7 +165,7 @@ class PostgresJobStore:
     def _delay(self, job: NewJob) -> float:
         """How long after now a new job of this kind is due (see `_enqueue`)."""
         if job.kind == "index":
-            return self._index_settle if job.payload.get("sha") else 0.0
+            return index_delay(job, self._index_settle)
         return 0.0 if job.kind == "command" else self._settle
 
     def _accept_batch_op(self, batch: list[tuple[Delivery, NewJob]],
@@ -307,13 +293,13 @@ class PostgresJobStore:
         if job.kind == "index":
             # Throttled, not debounced (see the SQLite store).
             if pending is None:
-                not_before = now + (self._index_settle if job.payload.get("sha") else 0.0)
+                not_before = now + index_delay(job, self._index_settle)
                 return (self._insert(conn, job, delivery_id, now, not_before=not_before),
                         not_before)
             conn.execute(
                 "UPDATE jobs SET payload = %s, updated_at = %s,"
                 " installation_id = COALESCE(%s, installation_id) WHERE id = %s",
-                (_merged_text(pending[1], job.payload), now, job.installation_id, pending[0]),
+                (merged_text(pending[1], job.payload), now, job.installation_id, pending[0]),
             )
             return int(pending[0]), float(pending[2])
         not_before = now + self._settle
@@ -322,7 +308,7 @@ class PostgresJobStore:
         conn.execute(
             "UPDATE jobs SET payload = %s, state = 'queued', not_before = %s, updated_at = %s,"
             " installation_id = COALESCE(%s, installation_id) WHERE id = %s",
-            (_merged_text(pending[1], job.payload), not_before, now, job.installation_id,
+            (merged_text(pending[1], job.payload), not_before, now, job.installation_id,
              pending[0]),
         )
         return int(pending[0]), not_before
@@ -345,7 +331,7 @@ class PostgresJobStore:
         def op(conn: Conn) -> Job | None:
             at = self._clock() if now is None else now
             candidates = conn.execute(
-                f"SELECT {_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
+                f"SELECT {JOB_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
                 " AND not_before <= %s AND NOT EXISTS (SELECT 1 FROM jobs r"
                 " WHERE r.state = 'running' AND (r.key = j.key"
                 " OR (r.repo = j.repo AND r.number = j.number)))"
@@ -353,7 +339,7 @@ class PostgresJobStore:
                 (at, _CLAIM_CANDIDATES),
             ).fetchall()
             for row in candidates:
-                job = _row_to_job(row)
+                job = job_from_row(row)
                 if not self._take_pr(conn, job):
                     continue
                 conn.execute(
@@ -416,9 +402,8 @@ class PostgresJobStore:
         return await self._db.run(op)
 
     def backoff_seconds(self, attempts: int) -> float:
-        """Exponential, capped, with jitter in [50%, 100%] so retries do not stampede."""
-        ceiling = min(self._backoff_cap, self._backoff_base * 2 ** max(attempts - 1, 0))
-        return float(ceiling * (0.5 + 0.5 * self._rng.random()))
+        return backoff_delay(attempts, self._backoff_base, self._backoff_cap,
+                             self._rng.random())
 
     async def fail(
         self, job_id: int, error: str, retry_at: float | None = None, *,
@@ -438,9 +423,8 @@ class PostgresJobStore:
             attempts_now = int(row[0]) + 1
             out_of_attempts = attempts_now >= self._max_attempts
             state: JobState = "parked" if park or out_of_attempts else "failed"
-            ceiling = min(self._backoff_cap,
-                          self._backoff_base * 2 ** max(attempts_now - 1, 0))
-            when = retry_at if retry_at is not None else now + ceiling * (0.5 + 0.5 * jitter)
+            when = retry_at if retry_at is not None else now + backoff_delay(
+                attempts_now, self._backoff_base, self._backoff_cap, jitter)
             conn.execute(
                 "UPDATE jobs SET state = %s, attempts = %s, not_before = %s, last_error = %s,"
                 " lease_until = NULL, updated_at = %s WHERE id = %s",
@@ -485,11 +469,11 @@ class PostgresJobStore:
         return await self._db.run(op)
 
     def _get(self, conn: Conn, job_id: int) -> Job:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = %s",  # noqa: S608
+        row = conn.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = %s",  # noqa: S608
                            (job_id,)).fetchone()
         if row is None:
             raise KeyError(job_id)
-        return _row_to_job(row)
+        return job_from_row(row)
 
     async def get(self, job_id: int) -> Job | None:
         def op(conn: Conn) -> Job | None:
@@ -503,11 +487,11 @@ class PostgresJobStore:
     async def list_jobs(self, state: JobState | None = None) -> list[Job]:
         def op(conn: Conn) -> list[Job]:
             if state:
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE state = %s"  # noqa: S608
+                rows = conn.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE state = %s"  # noqa: S608
                                     " ORDER BY id", (state,))
             else:
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM jobs ORDER BY id")  # noqa: S608
-            return [_row_to_job(r) for r in rows]
+                rows = conn.execute(f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY id")  # noqa: S608
+            return [job_from_row(r) for r in rows]
 
         return await self._db.run(op)
 

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -142,6 +142,20 @@ def _unpack(blob: bytes) -> bytes:
     return zlib.decompress(blob)
 
 
+def row_labels(pull: PullState, digests: tuple[StoredDigest, ...],
+               known: Sequence[Any] | None) -> list[str]:
+    """The labels a PR's row lists: its own, then the areas' labels its newest digest
+    suggests. `known` is the stored row's (labels, pr_labels), None for a new row."""
+    if digests:
+        area_labels = tuple(label for d in digests[:1] for label in d.summary.area_labels)
+        return list(dict.fromkeys((*pull.labels, *area_labels)))
+    # No new digest: keep the areas' labels the last one suggested.
+    assert known is not None
+    old_own = set(json.loads(known[1]))
+    kept = [x for x in json.loads(known[0]) if x not in old_own]
+    return list(dict.fromkeys((*pull.labels, *kept)))
+
+
 class DigestStore:
     def __init__(
         self, writer: SqliteWriter, *, recent_seconds: float,
@@ -163,7 +177,6 @@ class DigestStore:
 
         A PR without any stored digest gets no row from a state alone: a closed or
         draft PR the view never listed stays out of it."""
-        area_labels = tuple(label for d in digests[:1] for label in d.summary.area_labels)
 
         def write(conn: sqlite3.Connection) -> None:
             # Taken on the writer thread, which runs writes one at a time: `changed_at`
@@ -181,13 +194,7 @@ class DigestStore:
             ).fetchone()
             if known is None and not digests:
                 return
-            if digests:
-                labels = list(dict.fromkeys((*pull.labels, *area_labels)))
-            else:
-                # No new digest: keep the areas' labels the last one suggested.
-                old_own = set(json.loads(known[1]))
-                kept = [x for x in json.loads(known[0]) if x not in old_own]
-                labels = list(dict.fromkeys((*pull.labels, *kept)))
+            labels = row_labels(pull, digests, known)
             conn.execute(
                 "INSERT OR REPLACE INTO view_prs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (pull.repo, pull.number, pull.title, pull.author, pull.url,

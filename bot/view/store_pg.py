@@ -31,6 +31,7 @@ from bot.view.store import (
     _entry,
     _pack,
     _unpack,
+    row_labels,
 )
 
 _PR_COLUMNS = (
@@ -51,7 +52,6 @@ class PostgresDigestStore(DigestStore):
 
     async def record(self, pull: PullState, digests: tuple[StoredDigest, ...] = ()) -> None:
         """As the SQLite store's `record`."""
-        area_labels = tuple(label for d in digests[:1] for label in d.summary.area_labels)
         key = pull.repo.lower()
 
         def write(conn: Conn) -> None:
@@ -71,13 +71,7 @@ class PostgresDigestStore(DigestStore):
             ).fetchone()
             if known is None and not digests:
                 return
-            if digests:
-                labels = list(dict.fromkeys((*pull.labels, *area_labels)))
-            else:
-                assert known is not None
-                old_own = set(json.loads(known[1]))
-                kept = [x for x in json.loads(known[0]) if x not in old_own]
-                labels = list(dict.fromkeys((*pull.labels, *kept)))
+            labels = row_labels(pull, digests, known)
             conn.execute(
                 "INSERT INTO view_prs VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (repo_key, number) DO UPDATE SET title = excluded.title,"
