@@ -17,10 +17,10 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from bot.core.label_view import SORTS, LabelView, ViewEntry
+from bot.core.render.i18n import t
 from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.view.cache import FragmentCache
 from bot.view.links import api_path, feed_path, pull_url, view_path
-from bot.view.words import view_text
 
 # Tags the digest's Markdown produces (it allows <details>, <summary>, <sub>); no images,
 # so the page loads nothing from anywhere else.
@@ -94,7 +94,7 @@ class _Text:
         self.lang = lang
 
     def __call__(self, key: str, **params: object) -> str:
-        return view_text(self.lang, key, **params)
+        return t(self.lang, key, **params)
 
 
 def ago(text: _Text, now: float, then: float | None) -> str:
