@@ -31,6 +31,13 @@ class ChangedFile(BaseModel):
         return self.additions + self.deletions
 
 
+def is_test_path(path: str) -> bool:
+    """A test or a test helper: under a tests/ folder, or a test_*.py or conftest file."""
+    if path.startswith("tests/") or "/tests/" in path:
+        return True
+    return path.rsplit("/", 1)[-1].startswith(("test_", "conftest"))
+
+
 # The digest asks for the totals a dozen times: summed without a Python step per file.
 _ADDITIONS: Callable[[ChangedFile], int] = attrgetter("additions")
 _DELETIONS: Callable[[ChangedFile], int] = attrgetter("deletions")

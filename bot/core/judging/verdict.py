@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.facts import ChangedFile, PullRequestFacts, is_test_path
 from bot.core.render.i18n import t
 from bot.core.vocabulary import AreaMatch, Criticality, Lang, Risk, Verdict
 
@@ -41,12 +41,6 @@ class VerdictCall(BaseModel):
     verdict: Verdict
     reading_minutes: int = Field(ge=1)
     reason: str  # localized, one line
-
-
-def is_test_path(path: str) -> bool:
-    if path.startswith("tests/") or "/tests/" in path:
-        return True
-    return path.rsplit("/", 1)[-1].startswith("test_")
 
 
 def _code_lines(facts: PullRequestFacts) -> tuple[int, int]:

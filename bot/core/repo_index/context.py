@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.facts import ChangedFile, PullRequestFacts, is_test_path
 from bot.core.repo_index.findings import (
     CallerFinding,
     OverrideFinding,
@@ -247,17 +247,13 @@ def overriders(
     return found
 
 
-def _is_test(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return path.startswith("tests/") or "/tests/" in path or name.startswith("test_")
-
 
 def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
 def _named_by_tests(found: Sequence[tuple[str, str]], files: Sequence[ChangedFile]) -> int | None:
-    tests = [f for f in files if _is_test(f.filename)]
+    tests = [f for f in files if is_test_path(f.filename)]
     if not tests:
         return None
     text = _squash(" ".join(f"{f.filename} {f.patch or ''}" for f in tests))

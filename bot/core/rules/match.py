@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.core.facts import PullRequestFacts
+from bot.core.facts import PullRequestFacts, is_test_path
 from bot.core.render.i18n import t
 from bot.core.rules.added import added_lines
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
@@ -47,16 +47,11 @@ def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
     return tuple(reason.evidence() for reason in (others + paths)[:MAX_REASONS])
 
 
-def _is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return path.startswith("tests/") or "/tests/" in path or name.startswith(("test_", "conftest"))
-
-
 def _weak_added(reason: Reason, patches: Mapping[str, str]) -> bool:
     """An added-line reason (subject `file: phrase`) on a test file, or whose phrase is
     found on the file's added lines only where they import it."""
     path, _, phrase = reason.subject.partition(": ")
-    if _is_test_file(path):
+    if is_test_path(path):
         return True
     phrase = phrase.removesuffix("…")
     lines = [line for line in added_lines(patches.get(path) or "") if phrase in line]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from bot.core.facts import is_test_path
 from bot.core.reading.specifics import StructureKind as Kind
 from bot.core.reading.specifics import StructureNote
 
@@ -68,18 +69,13 @@ def is_test_file(filename: str) -> bool:
     return filename.rsplit("/", 1)[-1].startswith("test")
 
 
-def in_tests(filename: str) -> bool:
-    """A test or a test helper: under a tests/ folder or a test_*.py file."""
-    return filename.startswith("tests/") or "/tests/" in filename or is_test_file(filename)
-
-
 def telling_decorator(filename: str, name: str) -> bool:
     """Whether adding or removing decorator `name` is worth a line: not a declaration
     (staticmethod, dataclass...), and not test scaffolding (fixtures, process isolation,
     marks) in a test, whose reviewer reads the test itself."""
     if name in _DECLARATIVE or name.endswith(".setter") or name.endswith(".getter"):
         return False
-    return not in_tests(filename)
+    return not is_test_path(filename)
 
 
 def decorations(
