@@ -256,6 +256,12 @@ CREATE TABLE index_commits (
     indexed_at DOUBLE PRECISION NOT NULL
 );
 """),
+    # A job's fencing token: every claim and every requeue bumps it, and a run proves it
+    # still holds the lease, by its generation, before each GitHub write
+    # (bot/queue/store_pg.py `fence`; docs/architecture.md, "Several replicas").
+    Migration(6, "jobs: a fencing generation per claim", """
+ALTER TABLE jobs ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+"""),
 )
 
 _CREATE_TABLE = """

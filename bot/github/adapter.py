@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from bot.core.facts import GITHUB_FILES_CAP, ChangedFile, CommitStatus
 from bot.github.conditional import ConditionalCache, KeptPage
+from bot.github.fence import confirm_before_write
 from bot.github.pacing import WritePacer
 from bot.github.protocol import (
     BranchHead,
@@ -182,6 +183,9 @@ class GitHubKitAdapter:
 
     async def _write(self, request: Awaitable[T]) -> T:
         await self._pacer.acquire()
+        # After the pacer's wait, as near the request as a store round trip can be; the
+        # session's request hook checks the deadline once more right before it is sent.
+        await confirm_before_write()
         return await self._call(request)
 
     # --- reads -------------------------------------------------------------
@@ -445,6 +449,7 @@ class GitHubKitAdapter:
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
         owner, name = split_repo(repo)
         await self._pacer.acquire()
+        await confirm_before_write()
         async with translated():
             response = await self._gh.rest.issues.async_create_comment(
                 owner, name, number, body=encodable(body)

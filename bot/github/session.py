@@ -49,6 +49,7 @@ from githubkit_schemas.latest.models import (
 
 from bot.github.adapter import PER_PAGE, GitHubKitAdapter, split_repo, translated
 from bot.github.conditional import ConditionalCache
+from bot.github.fence import check_before_send
 from bot.github.pacing import WritePacer
 from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
@@ -68,6 +69,7 @@ _STARTED = "pr_digest_started"
 _ORIGIN = "pr_digest_origin"
 _ENDPOINT = "pr_digest_endpoint"
 REDIRECT_SUFFIX = " (redirect)"
+_READ_METHODS = frozenset({"GET", "HEAD"})
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +136,11 @@ class GitHubSessionFactory:
 
     def _client(self, auth: BaseAuthStrategy, metrics_key: str) -> GitHub[Any]:
         async def on_request(request: httpx.Request) -> None:
+            # The last moment before a write (or its retry) leaves: a job that lost its
+            # lease, or was paused past it since the store last said it held it, stops
+            # here (bot/github/fence.py). The App's own token requests write nothing.
+            if request.method not in _READ_METHODS and metrics_key != "app":
+                check_before_send()
             self._mark(request)
 
         async def on_response(response: httpx.Response) -> None:

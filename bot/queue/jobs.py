@@ -13,8 +13,10 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
+from bot.github.fence import LeaseLost, fenced
 from bot.observe.logs import bind_log_context, redact
 from bot.observe.metrics import GitHubCallTally, Metrics, count_github_calls
+from bot.queue.lease import JobLease
 from bot.queue.store import Job, JobStore, StoreUnavailable
 
 Processor = Callable[[Job], Awaitable[None]]
@@ -53,6 +55,7 @@ class Worker:
         poll_interval: float = 1.0,
         lease_check_interval: float = 30.0,
         heartbeat_interval: float | None = None,
+        lease_seconds: float = 300.0,
         periodic: Sequence[Periodic] = (),
     ) -> None:
         self._store = store
@@ -64,6 +67,7 @@ class Worker:
         # Renew a running job's lease well before it runs out (a third of the lease:
         # two missed beats still leave it held). Default: from the check interval.
         self._heartbeat = heartbeat_interval or max(0.05, lease_check_interval / 3)
+        self._lease_seconds = lease_seconds  # the store's: what a local deadline spans
         self._periodic = [*periodic, (lease_check_interval, self._release_expired)]
         self._loop: asyncio.AbstractEventLoop | None = None
         # Wake-up tokens. At most one is pending from wake(): each costs a store query,
@@ -189,38 +193,37 @@ class Worker:
             "pr": job.number, "installation": job.installation_id, "attempt": job.attempts + 1,
         }
         started = time.perf_counter()
-        heartbeat = asyncio.create_task(self._keep_lease(job), name=f"lease-{job.id}")
+        # Heartbeat: a slow job keeps its lease, so it is never claimed a second time
+        # while it still runs (issue 8, item 5); and each of its GitHub writes proves it
+        # still holds it (issue 38, item 1).
+        lease = JobLease(self._store, job, self._lease_seconds, clock=self._clock)
+        heartbeat = asyncio.create_task(lease.keep(self._heartbeat), name=f"lease-{job.id}")
         try:
             # Handler lines (and the GitHub calls they make) carry the job and delivery ids;
             # the calls are logged at DEBUG each, and summed on the job's one line.
             with bind_log_context(job=job.id, delivery=job.delivery_id, repo=job.repo,
-                                  pr=job.number), count_github_calls() as calls:
-                await self._run_job(job, context, started, calls)
+                                  pr=job.number), count_github_calls() as calls, fenced(lease):
+                await self._run_job(job, lease, context, started, calls)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
 
-    async def _keep_lease(self, job: Job) -> None:
-        """Heartbeat: a slow job keeps its lease, so it is never claimed a second time
-        while it still runs (issue 8, item 5)."""
-        while True:
-            await asyncio.sleep(self._heartbeat)
-            try:
-                held = await self._store.renew_lease(job.id, job.attempts, self._clock())
-            except StoreUnavailable:
-                log.warning("could not renew the lease of job %d", job.id)
-                continue
-            if not held:
-                log.warning("job %d lost its lease; its outcome will be ignored", job.id,
-                            extra={"job": job.id, "repo": job.repo, "pr": job.number})
-                return
-
-    async def _run_job(self, job: Job, context: dict[str, object], started: float,
-                       calls: GitHubCallTally) -> None:
+    async def _run_job(self, job: Job, lease: JobLease, context: dict[str, object],
+                       started: float, calls: GitHubCallTally) -> None:
+        # Its own task, so that losing the lease stops it wherever it is (a long read):
+        # a run that lost its lease has no outcome to finish.
+        work = asyncio.create_task(self._process(job), name=f"job-{job.id}")
+        lease.on_lost(work.cancel)
         try:
-            await self._process(job)
+            await work
+        except LeaseLost:
+            self._lost(job, started, context, calls)
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if lease.lost and task is not None and not task.cancelling():
+                self._lost(job, started, context, calls)
+                return
             # Drain ran out: hand the job back untouched, it reruns on the next start.
             await asyncio.shield(self._store.release(job.id, attempts=job.attempts))
             self._observe(job, "released", started, context, calls)
@@ -245,6 +248,13 @@ class Worker:
             # A run that lost its lease completes nothing: the job's current run decides.
             done = await self._store.complete(job.id, attempts=job.attempts)
             self._observe(job, "ok" if done else "stale", started, context, calls)
+
+    def _lost(self, job: Job, started: float, context: dict[str, object],
+              calls: GitHubCallTally) -> None:
+        """The job's one line; nothing reaches the store: the job's row is another
+        run's now (or will be, once any replica sees the lease ran out)."""
+        self._observe(job, "lost", started, {
+            **context, "error": "lost its lease: no further write, outcome dropped"}, calls)
 
     def _observe(
         self, job: Job, outcome: str, started: float, context: dict[str, object],

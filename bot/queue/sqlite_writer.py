@@ -54,10 +54,11 @@ class SqliteWriter:
     write). Calls that arrive together share one transaction (group commit), each inside
     its own savepoint when one fails, so a failing call undoes only itself."""
 
-    def __init__(self, path: str, schema: str, *, busy_timeout_ms: int = 5000) -> None:
+    def __init__(self, path: str, schema: str, *, busy_timeout_ms: int = 5000,
+                 upgrade: Callable[[sqlite3.Connection], None] | None = None) -> None:
         # Calls made during the current tick of each event loop, not yet run.
         self._pending: dict[asyncio.AbstractEventLoop, list[_Op[Any]]] = {}
-        self._conn = _open(path, schema, busy_timeout_ms)
+        self._conn = _open(path, schema, busy_timeout_ms, upgrade)
         self._lock = threading.Lock()
         self._closed = False
         self._stop_checkpoints = threading.Event()
@@ -192,9 +193,11 @@ class SqliteWriter:
         return outcomes
 
 
-def _open(path: str, schema: str, busy_timeout_ms: int) -> sqlite3.Connection:
-    """The connection, in WAL mode, with the schema; CannotOpenDatabase if the file
-    cannot be this database (sqlite3's own "unable to open database file" names no cause)."""
+def _open(path: str, schema: str, busy_timeout_ms: int,
+          upgrade: Callable[[sqlite3.Connection], None] | None) -> sqlite3.Connection:
+    """The connection, in WAL mode, with the schema (and `upgrade`: what a file made by
+    an older release lacks); CannotOpenDatabase if the file cannot be this database
+    (sqlite3's own "unable to open database file" names no cause)."""
     try:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -210,6 +213,8 @@ def _open(path: str, schema: str, busy_timeout_ms: int) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         conn.executescript(schema)
+        if upgrade is not None:
+            upgrade(conn)
     except sqlite3.Error as exc:
         conn.close()
         raise CannotOpenDatabase(path, _open_problem(Path(path), exc)) from None

@@ -77,6 +77,9 @@ class Job(BaseModel):
     state: JobState
     not_before: float
     last_error: str | None
+    # The fencing token of this run: bumped by every claim and every requeue, so only
+    # the run that claimed last matches it (`JobStore.fence`).
+    generation: int = 0
 
 
 class Accepted(NamedTuple):
@@ -119,6 +122,12 @@ class JobStore(Protocol):
 
     async def renew_lease(self, job_id: int, attempts: int, now: float | None = None) -> bool:
         """Heartbeat: extend the running job's lease; False if this run lost it."""
+        ...
+
+    async def fence(self, job_id: int, generation: int, now: float | None = None) -> bool:
+        """Whether the run that claimed `generation` still holds the job's lease; if so
+        the lease is extended from `now`, in the same statement. False once the lease ran
+        out, or the job was requeued or claimed again: that run must write nothing more."""
         ...
 
     async def release(self, job_id: int, *, attempts: int | None = None) -> None: ...
@@ -181,7 +190,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     lease_until REAL,
     last_error TEXT,
     created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS health (
     id INTEGER PRIMARY KEY,
@@ -194,7 +204,7 @@ CREATE INDEX IF NOT EXISTS jobs_pr ON jobs (repo, number, state);
 # The columns `job_from_row` reads, in its order (both stores select them).
 JOB_COLUMNS = (
     "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
-    " not_before, last_error"
+    " not_before, last_error, generation"
 )
 
 
@@ -211,10 +221,18 @@ _RECORD_ACCEPTED = (
 def job_from_row(row: Iterable[Any]) -> Job:
     """A job from a row of `JOB_COLUMNS` (a SQLite row or a PostgreSQL tuple)."""
     (id_, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,
-     not_before, last_error) = row
+     not_before, last_error, generation) = row
     return Job(id=id_, kind=kind, key=key, installation_id=installation_id, repo=repo,
                number=number, payload=json.loads(payload), delivery_id=delivery_id,
-               attempts=attempts, state=state, not_before=not_before, last_error=last_error)
+               attempts=attempts, state=state, not_before=not_before, last_error=last_error,
+               generation=generation)
+
+
+def _add_generation(conn: sqlite3.Connection) -> None:
+    """A file from before fencing has no `generation` column: add it (0 everywhere)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+    if "generation" not in columns:
+        conn.execute("ALTER TABLE jobs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0")
 
 
 def _oldest(rows: Iterable[sqlite3.Row]) -> sqlite3.Row | None:
@@ -287,7 +305,8 @@ class SqliteJobStore:
         self._backoff_base = backoff_base_seconds
         self._backoff_cap = backoff_cap_seconds
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
-        self._writer = SqliteWriter(str(path), _SCHEMA, busy_timeout_ms=busy_timeout_ms)
+        self._writer = SqliteWriter(str(path), _SCHEMA, busy_timeout_ms=busy_timeout_ms,
+                                    upgrade=_add_generation)
 
     @classmethod
     def from_settings(
@@ -468,10 +487,12 @@ class SqliteJobStore:
             if row is None:
                 return None
             conn.execute(
-                "UPDATE jobs SET state = 'running', lease_until = ?, updated_at = ? WHERE id = ?",
+                "UPDATE jobs SET state = 'running', lease_until = ?, updated_at = ?,"
+                " generation = generation + 1 WHERE id = ?",
                 (at + self._lease, at, row["id"]),
             )
-            return job_from_row(row).model_copy(update={"state": "running"})
+            return job_from_row(row).model_copy(
+                update={"state": "running", "generation": row["generation"] + 1})
 
         return await self._writer.run(op)
 
@@ -504,6 +525,18 @@ class SqliteJobStore:
                 "UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'"
                 " AND attempts = ?",
                 (at + self._lease, job_id, attempts),
+            )
+            return cur.rowcount > 0
+
+        return await self._writer.run(op)
+
+    async def fence(self, job_id: int, generation: int, now: float | None = None) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            at = self._clock() if now is None else now
+            cur = conn.execute(
+                "UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running'"
+                " AND generation = ? AND lease_until >= ?",
+                (at + self._lease, job_id, generation, at),
             )
             return cur.rowcount > 0
 
@@ -566,7 +599,7 @@ class SqliteJobStore:
             cur = conn.execute(
                 "UPDATE jobs SET state = CASE WHEN attempts + 1 >= ? THEN 'parked'"
                 " ELSE 'queued' END, attempts = attempts + 1, not_before = ?,"
-                " last_error = ?, lease_until = NULL,"
+                " last_error = ?, lease_until = NULL, generation = generation + 1,"
                 " updated_at = ? WHERE state = 'running' AND lease_until < ?",
                 (self._max_attempts, at, reason, at, before),
             )

@@ -342,12 +342,13 @@ class PostgresJobStore:
                 job = job_from_row(row)
                 if not self._take_pr(conn, job):
                     continue
-                conn.execute(
-                    "UPDATE jobs SET state = 'running', lease_until = %s, updated_at = %s"
-                    " WHERE id = %s",
+                taken = conn.execute(
+                    "UPDATE jobs SET state = 'running', lease_until = %s, updated_at = %s,"
+                    " generation = generation + 1 WHERE id = %s RETURNING generation",
                     (at + self._lease, at, job.id),
-                )
-                return job.model_copy(update={"state": "running"})
+                ).fetchone()
+                assert taken is not None
+                return job.model_copy(update={"state": "running", "generation": int(taken[0])})
             return None
 
         return await self._db.run(op)
@@ -401,6 +402,18 @@ class PostgresJobStore:
 
         return await self._db.run(op)
 
+    async def fence(self, job_id: int, generation: int, now: float | None = None) -> bool:
+        def op(conn: Conn) -> bool:
+            at = self._clock() if now is None else now
+            cur = conn.execute(
+                "UPDATE jobs SET lease_until = %s WHERE id = %s AND state = 'running'"
+                " AND generation = %s AND lease_until >= %s",
+                (at + self._lease, job_id, generation, at),
+            )
+            return cur.rowcount > 0
+
+        return await self._db.run(op, transaction=False)
+
     def backoff_seconds(self, attempts: int) -> float:
         return backoff_delay(attempts, self._backoff_base, self._backoff_cap,
                              self._rng.random())
@@ -444,8 +457,8 @@ class PostgresJobStore:
             cur = conn.execute(
                 "UPDATE jobs SET state = CASE WHEN attempts + 1 >= %s THEN 'parked'"
                 " ELSE 'queued' END, attempts = attempts + 1, not_before = %s,"
-                " last_error = %s, lease_until = NULL, updated_at = %s"
-                " WHERE state = 'running' AND lease_until < %s",
+                " last_error = %s, lease_until = NULL, updated_at = %s,"
+                " generation = generation + 1 WHERE state = 'running' AND lease_until < %s",
                 (self._max_attempts, stamp, "lease expired (worker died?)", stamp, at),
             )
             return cur.rowcount

@@ -115,6 +115,7 @@ def build_worker_side(
         # An expired lease is noticed within half a lease.
         lease_check_interval=min(30.0, settings.lease_seconds / 2),
         heartbeat_interval=settings.lease_seconds / 3,
+        lease_seconds=settings.lease_seconds,
         periodic=periodic,
     )
     side = WorkerSide(WorkerThread(worker), processor)
