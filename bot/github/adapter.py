@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -182,10 +183,15 @@ class GitHubKitAdapter:
             return await request
 
     async def _write(self, request: Awaitable[T]) -> T:
-        await self._pacer.acquire()
-        # After the pacer's wait, as near the request as a store round trip can be; the
-        # session's request hook checks the deadline once more right before it is sent.
-        await confirm_before_write()
+        try:
+            await self._pacer.acquire()
+            # After the pacer's wait, as near the request as a store round trip can be;
+            # the session's request hook checks the deadline again right before sending.
+            await confirm_before_write()
+        except BaseException:
+            if inspect.iscoroutine(request):
+                request.close()  # never sent: not a "never awaited" warning either
+            raise
         return await self._call(request)
 
     # --- reads -------------------------------------------------------------

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import Protocol
 
 
-class LeaseLost(BaseException):  # noqa: N818 - a stop signal, like CancelledError
+class LeaseLost(BaseException):
     """The job lost its lease: it must write nothing more and its outcome is dropped.
 
     A BaseException, as `asyncio.CancelledError` is, so that no handler's

@@ -213,7 +213,7 @@ class Worker:
                        started: float, calls: GitHubCallTally) -> None:
         # Its own task, so that losing the lease stops it wherever it is (a long read):
         # a run that lost its lease has no outcome to finish.
-        work = asyncio.create_task(self._process(job), name=f"job-{job.id}")
+        work: asyncio.Future[None] = asyncio.ensure_future(self._process(job))
         lease.on_lost(work.cancel)
         try:
             await work

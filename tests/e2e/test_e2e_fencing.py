@@ -96,7 +96,7 @@ def test_a_paused_replica_that_lost_its_lease_writes_nothing(
             assert len(shown) == 1
             # A stopped each job with one line, and recorded no outcome for them.
             lost = a.job_records(outcome="lost")
-            assert sorted(r.get("pr") for r in lost) == [FRESH, PUSHED]
+            assert sorted(int(r["pr"]) for r in lost) == [FRESH, PUSHED]
             assert not a.job_records(pr=FRESH, outcome="ok")
             assert all("Traceback" not in str(r) for r in a.log_records())
         finally:

@@ -344,6 +344,76 @@ async def test_a_stale_runs_outcome_is_a_no_op(store: AnyStore, clock: Clock) ->
     assert await store.complete(second.id, attempts=second.attempts)
 
 
+async def test_only_the_run_that_claimed_last_passes_the_fence(
+    store: AnyStore, clock: Clock,
+) -> None:
+    await store.enqueue(pr_job())
+    clock.now += 5
+    first = await store.claim()
+    assert first is not None
+    for _ in range(3):  # each write's fence extends the 60 s lease, as a heartbeat does
+        clock.now += 40
+        assert await store.fence(first.id, first.generation)
+        assert await store.release_expired_leases() == 0
+    clock.now += 61
+    # Ran out, not yet requeued by anyone: no write passes all the same.
+    assert not await store.fence(first.id, first.generation)
+    assert await store.release_expired_leases() == 1
+    second = await store.claim()
+    assert second is not None
+    assert second.id == first.id
+    assert second.generation > first.generation
+    assert not await store.fence(first.id, first.generation)
+    assert await store.fence(second.id, second.generation)
+
+
+async def test_the_fence_tells_runs_apart_where_the_attempt_count_cannot(
+    store: AnyStore, clock: Clock,
+) -> None:
+    # An operator's retry of a parked job resets its attempts to 0: a run paused since
+    # the first claim would match the new run by attempts, never by generation.
+    await store.enqueue(pr_job())
+    clock.now += 5
+    paused = await store.claim()
+    assert paused is not None
+    clock.now += 61
+    assert await store.release_expired_leases() == 1
+    again = await store.claim()
+    assert again is not None
+    assert await store.fail(again.id, "HTTP 404", attempts=again.attempts, park=True)
+    assert await store.requeue_parked() == 1
+    rerun = await store.claim()
+    assert rerun is not None
+    assert rerun.attempts == paused.attempts == 0
+    assert await store.renew_lease(paused.id, paused.attempts)  # fooled
+    assert not await store.fence(paused.id, paused.generation)
+    assert await store.fence(rerun.id, rerun.generation)
+    assert len({paused.generation, again.generation, rerun.generation}) == 3
+
+
+async def test_a_sqlite_file_from_before_fencing_gains_the_generation(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
+            " key TEXT NOT NULL, installation_id INTEGER, repo TEXT NOT NULL, number INTEGER,"
+            " payload TEXT NOT NULL, delivery_id TEXT, state TEXT NOT NULL,"
+            " attempts INTEGER NOT NULL DEFAULT 0, not_before REAL NOT NULL, lease_until REAL,"
+            " last_error TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL)")
+        conn.execute(
+            "INSERT INTO jobs (kind, key, installation_id, repo, number, payload, state,"
+            " not_before, created_at, updated_at) VALUES ('pr', ?, 1, ?, 7, '{}', 'queued',"
+            " 0, 0, 0)", (pr_key(REPO, 7), REPO))
+    store = SqliteJobStore(path)
+    try:
+        job = await store.claim()
+        assert job is not None
+        assert job.generation == 1
+        assert await store.fence(job.id, job.generation)
+    finally:
+        store.close()
+
+
 async def test_a_permanent_failure_parks_at_once(store: AnyStore, clock: Clock) -> None:
     await store.enqueue(pr_job())
     clock.now += 5
