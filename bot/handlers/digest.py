@@ -171,12 +171,13 @@ async def sync_pull_request(
         markdown: str | None = render_digest(
             digest, ticked=existing_ticks(comments, ctx.bot_login)
         )
-        plan = plan_sticky(comments, ctx.bot_login, markdown)
+        plan = plan_sticky(comments, ctx.bot_login, markdown, seen=_seen(pr))
     else:
         # Nothing for reviewers: an existing digest is reduced to the quiet body.
         markdown = None
         quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
-        plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body)
+        plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body,
+                           seen=_seen(pr))
     await execute_sticky(gh, ctx, repo, number, plan)
     facts = _facts(pr, files)  # labels may have changed above
     extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
@@ -252,6 +253,11 @@ async def _create_once(
             f"comment create on {repo}#{number} unanswered ({exc}); re-checking later",
             status=exc.status, retry_after=ctx.uncertain_write_recheck_seconds,
         ) from exc
+
+
+def _seen(pr: PullRequest) -> int | None:
+    """When GitHub last changed the PR as read (the marker's ordering), or None."""
+    return int(pr.updated_at.timestamp()) if pr.updated_at is not None else None
 
 
 def previous_marker(comments: list[CommentSnapshot], bot_login: str) -> Marker | None:

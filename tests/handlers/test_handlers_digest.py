@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from bot.core.render.marker import parse_marker
 from bot.handlers.digest import Steer, sync_pull_request
 from tests.fakes.github_state import FakeFile
@@ -60,6 +62,28 @@ async def test_new_head_updates_the_same_comment_and_keeps_ticks() -> None:
     assert len(bodies) == 1
     assert "b" * 40 in bodies[0].splitlines()[0]
     assert "- [x] **missing-gpu-eval**" in bodies[0]
+
+
+async def test_a_read_older_than_the_shown_digest_never_puts_its_head_back() -> None:
+    # A run read the PR at head Y; meanwhile another run wrote head Z's digest, from a
+    # later read: the first run's digest is not written over it.
+    state = make_state()
+    pull = state.add_pull(REPO, 1, title="[torch.compile] Fix", body=UNTESTED_BODY,
+                          files=COMPILE_FILES, head_sha="c" * 40)
+    gh, ctx = gh_for(state), make_ctx()
+    await sync_pull_request(gh, ctx, REPO, 1)
+    shown = parse_marker(state.bot_comments(REPO, 1, BOT)[0])
+    assert shown is not None
+    assert shown.seen == int(pull.updated_at.timestamp())
+    pull.head_sha, pull.updated_at = "b" * 40, pull.updated_at - timedelta(minutes=1)
+    outcome = await sync_pull_request(gh, ctx, REPO, 1)
+    assert outcome.action == "older"
+    assert parse_marker(state.bot_comments(REPO, 1, BOT)[0]) == shown
+    pull.updated_at += timedelta(minutes=2)  # a later read, of whatever head: written
+    assert (await sync_pull_request(gh, ctx, REPO, 1)).action == "update"
+    again = parse_marker(state.bot_comments(REPO, 1, BOT)[0])
+    assert again is not None
+    assert again.head_sha == "b" * 40
 
 
 async def test_duplicates_from_racing_replicas_collapse_to_the_oldest() -> None:

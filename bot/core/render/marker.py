@@ -35,6 +35,7 @@ _SAFE_CHAR = re.compile(r"[A-Za-z0-9._/:+-]")
 _PERCENT = re.compile(r"(%[0-9A-F]{2})")
 # GitHub allows 15 requested reviewers; labels are capped far lower by our rules.
 MAX_REMEMBERED = 20
+_MAX_SEEN_DIGITS = 12
 
 
 class Marker(BaseModel):
@@ -49,6 +50,10 @@ class Marker(BaseModel):
     explain: bool = False
     routed: tuple[str, ...] = Field(default=(), max_length=MAX_REMEMBERED)
     owned_labels: tuple[str, ...] = Field(default=(), max_length=MAX_REMEMBERED)
+    # When GitHub last changed the PR this digest was built from (its `updated_at`, epoch
+    # seconds; a push moves it): a digest is never replaced by one built from an older
+    # read of the PR (bot/core/render/sticky.py). None in markers from before it.
+    seen: int | None = Field(default=None, ge=0)
 
     @field_validator("routed")
     @classmethod
@@ -101,6 +106,8 @@ def render_marker(m: Marker) -> str:
         fields.append(f"routed={_encode_list(m.routed)}")
     if m.owned_labels:
         fields.append(f"labels={_encode_list(m.owned_labels)}")
+    if m.seen is not None:
+        fields.append(f"seen={m.seen}")
     fields.append(MARKER_SUFFIX)
     return " ".join(fields)
 
@@ -132,6 +139,13 @@ def parse_marker(body: str) -> Marker | None:
     return _marker_from_fields(seen)
 
 
+def _seen_of(value: str) -> int | None:
+    # Only an ordering: a mangled one is as if absent, not a lost marker.
+    if value.isascii() and value.isdigit() and len(value) <= _MAX_SEEN_DIGITS:
+        return int(value)
+    return None
+
+
 def _marker_from_fields(fields: dict[str, str]) -> Marker | None:
     flags: dict[str, bool] = {}
     for key in ("muted", "explain"):
@@ -150,11 +164,22 @@ def _marker_from_fields(fields: dict[str, str]) -> Marker | None:
                 "risk_level": fields["risk"],
                 "routed": _decode_list(fields.get("routed", "")),
                 "owned_labels": _decode_list(fields.get("labels", "")),
+                "seen": _seen_of(fields.get("seen", "")),
                 **flags,
             }
         )
     except (KeyError, ValidationError):
         return None
+
+
+def with_seen(body: str, seen: int | None) -> str:
+    """`body` with its marker's `seen` set to `seen` (None: removed); a body without
+    a valid marker is returned as it is."""
+    first, newline, rest = body.partition("\n")
+    marker = parse_marker(first)
+    if marker is None or marker.seen == seen:
+        return body
+    return render_marker(marker.model_copy(update={"seen": seen})) + newline + rest
 
 
 def risk_escalated(old: Marker | None, new: Marker) -> bool:

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bot.core.render.comment import ticked_ids
-from bot.core.render.marker import is_marker_line, risk_escalated
+from bot.core.render.marker import is_marker_line, parse_marker, risk_escalated, with_seen
 
 __all__ = [
     "CommentSnapshot",
@@ -47,7 +47,8 @@ class StickyPlan(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    action: Literal["create", "update", "noop"]
+    # older: the comment shows a digest built from a newer read of the PR than ours
+    action: Literal["create", "update", "noop", "older"]
     comment_id: int | None = None  # the comment to update (or kept on noop)
     body: str | None = None  # the body to write on create/update
     delete_ids: tuple[int, ...] = ()
@@ -95,6 +96,7 @@ def plan_sticky(
     desired: str | None,
     *,
     quiet_body: str | None = None,
+    seen: int | None = None,
 ) -> StickyPlan:
     """What to do so that exactly one comment of ours shows `desired`.
 
@@ -102,18 +104,27 @@ def plan_sticky(
     existing comment of ours is neutralized to `quiet_body` rather than deleted (a
     link to it keeps working and says why it went quiet). `quiet_body` is required
     then.
+
+    `seen` is when GitHub last changed the PR as this job read it (marker.py): it is
+    written into the marker, is no difference by itself, and a comment whose marker
+    says it was built from a later read is left alone (a run that read the PR before
+    another run wrote must not put the older head back).
     """
     ours = our_comments(existing, bot_login)
     if not ours:
         if desired is None:
             return StickyPlan(action="noop")
-        return StickyPlan(action="create", body=desired)
+        return StickyPlan(action="create", body=with_seen(desired, seen))
     keep, extra = ours[0], tuple(c.id for c in ours[1:])
     target = desired
     if target is None:
         if quiet_body is None:
             raise ValueError("quiet_body is required when desired is None and a comment exists")
         target = quiet_body
-    if same_body(keep.body, target):
+    if same_body(with_seen(keep.body, None), with_seen(target, None)):
         return StickyPlan(action="noop", comment_id=keep.id, delete_ids=extra)
-    return StickyPlan(action="update", comment_id=keep.id, body=target, delete_ids=extra)
+    shown = parse_marker(keep.body)
+    if seen is not None and shown is not None and shown.seen is not None and seen < shown.seen:
+        return StickyPlan(action="older", comment_id=keep.id, delete_ids=extra)
+    return StickyPlan(action="update", comment_id=keep.id, body=with_seen(target, seen),
+                      delete_ids=extra)

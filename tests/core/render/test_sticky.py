@@ -270,3 +270,40 @@ def test_muted_pr_never_pings() -> None:
     old = MARKERS[0].model_copy(update={"risk_level": "low"})
     assert risk_escalated(old, MARKERS[0])
     assert not risk_escalated(old, MARKERS[0].model_copy(update={"muted": True}))
+
+
+def _seen_at(body: str, seen: int) -> str:
+    return body.replace(" -->", f" seen={seen} -->", 1)
+
+
+def test_a_digest_built_from_an_older_read_of_the_pr_never_replaces_a_newer_one() -> None:
+    shown = [comment(5, _seen_at(BODY, 200))]
+    assert plan_sticky(shown, BOT, NEW, seen=100) == StickyPlan(action="older", comment_id=5)
+    assert plan_sticky(shown, BOT, None, quiet_body=QUIET, seen=100).action == "older"
+    assert plan_sticky(shown, BOT, NEW, seen=200) == StickyPlan(
+        action="update", comment_id=5, body=_seen_at(NEW, 200))
+    assert plan_sticky(shown, BOT, NEW, seen=300).body == _seen_at(NEW, 300)
+    # Nothing to order by on either side (a marker from before `seen`, or no read time):
+    # the newest run writes, as before.
+    assert plan_sticky([comment(5)], BOT, NEW, seen=100).action == "update"
+    assert plan_sticky(shown, BOT, NEW).body == NEW
+
+
+def test_the_read_time_alone_is_no_reason_to_write() -> None:
+    assert plan_sticky([comment(5, _seen_at(BODY, 200))], BOT, BODY, seen=300) == StickyPlan(
+        action="noop", comment_id=5)
+    assert plan_sticky([comment(5, _seen_at(BODY, 300))], BOT, BODY, seen=200).action == "noop"
+    assert plan_sticky([], BOT, NEW, seen=300) == StickyPlan(
+        action="create", body=_seen_at(NEW, 300))
+
+
+def test_seen_extends_the_marker_and_old_or_mangled_ones_still_parse() -> None:
+    marker = parse_marker(BODY)
+    assert marker is not None
+    assert marker.seen is None
+    stamped = render_marker(marker.model_copy(update={"seen": 1767614400}))
+    assert stamped.endswith(" seen=1767614400 -->")
+    assert parse_marker(stamped) == marker.model_copy(update={"seen": 1767614400})
+    for mangled in ("x", "-5", "1e9", "１２", "9" * 13, ""):
+        again = parse_marker(_seen_at(BODY, 0).replace("seen=0", f"seen={mangled}"))
+        assert again == marker, mangled  # as if absent: the rest of the marker is kept
