@@ -32,6 +32,7 @@ from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
 from bot.core.vocabulary import (
+    PARTS,
     AreaMatch,
     Ask,
     Lang,
@@ -127,6 +128,7 @@ def build_digest(
         ticked=ticked,
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
+        unavailable=tuple(p for p in PARTS if p in facts.unavailable),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
