@@ -117,3 +117,40 @@ def test_a_review_comments_list_that_keeps_failing_is_retried_a_bounded_number_o
     assert svc.job_records(pr=number, outcome="parked") == []
     assert UNAVAILABLE in _bodies(state, number)[0]
     state.faults = [f for f in state.faults if f.path_pattern != route]
+
+
+def test_three_pushes_on_a_5100_comment_thread_leave_one_digest(
+    state: FakeGitHubState, svc: ServiceProcess
+) -> None:
+    number = 410
+    state.add_pull(REPO, number, author=AUTHOR, title="[Frontend] Tidy chat",
+                   body=DOCUMENTED_BODY, files=[CHAT_FILE])
+    for i in range(5_100):
+        state.add_comment(REPO, number, "outsider", f"+1 ({i})")
+    assert svc.send("pull_request", pr_event("opened", number)).status_code == 202
+    svc.wait_for_job(number, timeout=30)
+    assert len(_bodies(state, number)) == 1
+
+    for push in range(3):
+        head = f"{push + 1:x}" * 40
+        state.pull(REPO, number).head_sha = head
+        assert svc.send("pull_request",
+                        pr_event("synchronize", number, head_sha=head)).status_code == 202
+        svc.wait_for_job(number, count=push + 2, timeout=30)
+        # Found on the newest page: the digest is edited, never posted again.
+        assert len(_bodies(state, number)) == 1, push
+    assert head[:7] in _bodies(state, number)[0]
+
+
+def test_a_maintainers_ask_after_1000_outsider_review_comments_is_seen(
+    state: FakeGitHubState, svc: ServiceProcess
+) -> None:
+    number = 411
+    state.add_pull(REPO, number, author=AUTHOR, title="[Frontend] Tidy chat",
+                   body=DOCUMENTED_BODY, files=[CHAT_FILE])
+    for i in range(1_000):
+        state.add_review_comment(REPO, number, f"passerby{i % 13}", "Looks fine to me.")
+    state.add_review_comment(REPO, number, "maint", ASK)
+    assert svc.send("pull_request", pr_event("opened", number)).status_code == 202
+    wait_until(lambda: len(_bodies(state, number)) == 1, 30, message="a digest")
+    assert "**tests** — asked by @\u2060maint — open" in _bodies(state, number)[0]
