@@ -271,6 +271,8 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "labels": list(digest.labels),
         "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
         "notes": list(digest.notes),
+        # The parts whose read failed this time (`Part` ids); the job re-runs to fill them.
+        "unavailable": list(digest.unavailable),
         # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
         "repo_context": (
             digest.repo_context.model_dump(mode="json") if digest.repo_context else None
