@@ -102,8 +102,9 @@ class TimedState(FakeGitHubState):
     timed_calls: list[TimedCall] = field(default_factory=list)
     digest_writes: list[DigestWrite] = field(default_factory=list)
 
-    def record(self, method: str, route: str, path: str, status: int) -> None:
-        super().record(method, route, path, status)
+    def record(self, method: str, route: str, path: str, status: int,
+               query: str = "") -> None:
+        super().record(method, route, path, status, query)
         self.timed_calls.append(TimedCall(time.time(), method, route, path, status))
 
     def create_comment(self, repo: str, number: int, author: str, body: str,

@@ -32,6 +32,7 @@ from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
 from bot.core.vocabulary import (
+    PARTS,
     AreaMatch,
     Ask,
     Lang,
@@ -127,6 +128,7 @@ def build_digest(
         ticked=ticked,
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
+        unavailable=tuple(p for p in PARTS if p in facts.unavailable),
         notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
@@ -269,6 +271,8 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "labels": list(digest.labels),
         "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
         "notes": list(digest.notes),
+        # The parts whose read failed this time (`Part` ids); the job re-runs to fill them.
+        "unavailable": list(digest.unavailable),
         # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
         "repo_context": (
             digest.repo_context.model_dump(mode="json") if digest.repo_context else None

@@ -66,6 +66,9 @@ class PullRequestFacts(BaseModel):
     additions: int = 0
     deletions: int = 0
     files: tuple[ChangedFile, ...] = Field(default_factory=tuple)
+    # The parts whose read failed this time (`Part` ids, bot/core/vocabulary.py): the
+    # digest marks them unavailable; an id it does not know is ignored.
+    unavailable: tuple[str, ...] = ()
 
     @property
     def total_changed_files(self) -> int:

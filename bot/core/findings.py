@@ -14,6 +14,7 @@ from bot.core.vocabulary import (
     Ask,
     Lang,
     LaterEvidence,
+    Part,
     Reviewers,
     Risk,
     RoutingOutcome,
@@ -139,6 +140,8 @@ class Digest(BaseModel):
     ticked: tuple[str, ...] = ()
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
+    # Parts whose read failed this time: each shows one line where it would be.
+    unavailable: tuple[Part, ...] = ()
     notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
     files_total: int = 0
     additions: int = 0

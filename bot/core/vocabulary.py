@@ -14,6 +14,10 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 Verdict = Literal["deep-read", "read", "skim", "quiet"]
 VERDICTS: tuple[Verdict, ...] = ("deep-read", "read", "skim", "quiet")
 Severity = Literal["high", "medium", "low"]
+# The parts of a digest fed by a read of their own: when that read fails, the digest is
+# posted without the part (one line says it is unavailable) and the job re-runs later.
+Part = Literal["conversation", "ci", "repo_config", "index", "linked"]
+PARTS: tuple[Part, ...] = ("conversation", "ci", "repo_config", "index", "linked")
 Criticality = Literal["low", "medium", "high", "critical"]
 EvidenceKind = Literal[
     "path", "label", "title", "body", "added", "base", "author", "size", "mention"

@@ -57,12 +57,24 @@ from bot.github.retry import translate_error
 T = TypeVar("T")
 M = TypeVar("M")
 PER_PAGE = 100
-# Pages read of one PR's conversation list: a thread longer than this is read up to it.
-MAX_COMMENT_PAGES = 50  # the sticky comment is looked for among these
+# Pages read of one PR's conversation list: of a thread longer than this, its first page
+# and its newest pages (the sticky comment is looked for among these).
+MAX_COMMENT_PAGES = 50
 MAX_REVIEW_PAGES = 10
 _SHA = re.compile(r"[0-9a-f]{40}")
+_PAGE = re.compile(r"[?&]page=(\d{1,9})(?:&|>|$)")
 _PERMISSIONS: frozenset[str] = frozenset(get_args(Permission))
 _TREE_TYPES = frozenset({"blob", "tree", "commit"})
+
+
+def _last_page(link: str) -> int | None:
+    """The page number of the Link header's `rel="last"`, if it has one."""
+    for part in link.split(","):
+        url, _, rel = part.partition(";")
+        if rel.strip() == 'rel="last"':
+            found = _PAGE.search(url)
+            return int(found.group(1)) if found else None
+    return None
 
 
 def split_repo(repo: str) -> tuple[str, str]:
@@ -264,33 +276,61 @@ class GitHubKitAdapter:
         convert: Callable[[M], T],
         max_pages: int,
     ) -> list[T]:
-        """Every page of a list, page by page, each asked with the ETag it had when it
-        was last read: a 304 (nothing changed; not charged to the rate limit) serves
-        the kept page."""
-        items: list[T] = []
-        for number in range(1, max_pages + 1):
-            key = f"{self._identity} {route}?page={number}"
-            kept = self._kept.get(key) if self._kept is not None else None
-            headers = {"If-None-Match": kept.etag} if kept is not None else None
-            async with translated():
-                response = await fetch(number, headers)
-                raw = response.raw_response
-                if raw.status_code == 304 and kept is not None:
-                    self._kept.hits += 1  # type: ignore[union-attr]
-                    page_items, has_next = kept.items, kept.has_next
-                elif raw.status_code == 304:
-                    raise GitHubError(f"GET {route}: 304 for a page never read", status=304)
-                else:
-                    page_items = tuple(convert(item) for item in response.parsed_data)
-                    has_next = 'rel="next"' in raw.headers.get("link", "")
-                    etag = raw.headers.get("etag")
-                    if self._kept is not None and etag:
-                        self._kept.put(key, KeptPage(etag, page_items, has_next,
-                                                     len(raw.content)))
-            items.extend(page_items)
-            if not has_next:
-                break
-        return items
+        """A list, oldest first, of at most `max_pages` pages: the first page and then
+        the newest ones, read from the last page back (the Link header's `last`). On a
+        thread longer than that the middle goes unread, never its newest words nor a
+        comment posted late (issue 38, item 3). Each page is asked with the ETag it had
+        when it was last read: a 304 (not charged to the rate limit) serves the kept one."""
+        first = await self._page(route, 1, fetch, convert)
+        pages = {1: first}
+        last = first.last
+        if last is None:  # more pages, but no `last` link: read on until the budget
+            number = 1
+            while pages[number].has_next and number < max_pages:
+                number += 1
+                pages[number] = await self._page(route, number, fetch, convert)
+            return [item for n in sorted(pages) for item in pages[n].items]
+        # The newest page first. Its Link header may show the thread grew since page 1
+        # was kept; a full last page may have a next one a kept page cannot show.
+        while last > 1 and last not in pages and len(pages) < max_pages:
+            page = pages[last] = await self._page(route, last, fetch, convert)
+            if page.has_next and (page.last or last + 1) > last:
+                last = page.last or last + 1
+        newest = max(pages)
+        number = newest - 1
+        while number > 1 and len(pages) < max_pages:
+            if number not in pages:
+                pages[number] = await self._page(route, number, fetch, convert)
+            number -= 1
+        return [item for n in sorted(pages) for item in pages[n].items]
+
+    async def _page(
+        self,
+        route: str,
+        number: int,
+        fetch: Callable[[int, Mapping[str, str] | None], Awaitable[Response[Any]]],
+        convert: Callable[[M], T],
+    ) -> KeptPage:
+        key = f"{self._identity} {route}?page={number}"
+        kept = self._kept.get(key) if self._kept is not None else None
+        headers = {"If-None-Match": kept.etag} if kept is not None else None
+        async with translated():
+            response = await fetch(number, headers)
+            raw = response.raw_response
+            if raw.status_code == 304 and kept is not None:
+                self._kept.hits += 1  # type: ignore[union-attr]
+                return kept
+            if raw.status_code == 304:
+                raise GitHubError(f"GET {route}: 304 for a page never read", status=304)
+            items = tuple(convert(item) for item in response.parsed_data)
+            link = raw.headers.get("link", "")
+            has_next = 'rel="next"' in link
+            last = _last_page(link)
+            page = KeptPage(raw.headers.get("etag") or "", items, has_next, len(raw.content),
+                            last=last if last is not None else (None if has_next else number))
+            if self._kept is not None and page.etag:
+                self._kept.put(key, page)
+            return page
 
     async def get_issue(self, repo: str, number: int) -> IssueSummary:
         owner, name = split_repo(repo)

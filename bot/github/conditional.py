@@ -26,6 +26,7 @@ class KeptPage:
     items: tuple[Any, ...]  # the page's items, already converted (immutable models)
     has_next: bool
     size: int  # the response body's bytes: what the page costs to keep, roughly
+    last: int | None = None  # the list's last page when this one was read (Link header)
 
 
 class ConditionalCache:

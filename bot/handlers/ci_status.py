@@ -18,6 +18,7 @@ from bot.core.repo_config.config import RepoConfig
 from bot.github.protocol import GitHubAPI, GitHubError, NotFound
 
 log = logging.getLogger(__name__)
+NOT_FOUND = "not found"  # the head GitHub does not have: re-reading will not help
 MAX_PAGES = 3  # 300 contexts; beyond that, what was not read is "unknown", never "not run"
 
 
@@ -36,7 +37,7 @@ async def head_statuses(gh: GitHubAPI, repo: str, head_sha: str,
     try:
         combined = await gh.get_combined_status(repo, head_sha, max_pages=MAX_PAGES)
     except GitHubError as exc:
-        why = "not found" if isinstance(exc, NotFound) else (
+        why = NOT_FOUND if isinstance(exc, NotFound) else (
             f"HTTP {exc.status}" if exc.status else "no answer")
         log.info("head statuses unavailable: %s", exc,
                  extra={"repo": repo, "head": head_sha[:7], "status": exc.status})

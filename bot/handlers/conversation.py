@@ -6,7 +6,9 @@ Bounded per job: two list reads (paged, conditional where the adapter keeps ETag
 most MAX_PERMISSION_READS permission reads (cached with routing's and commands'), at
 most MAX_LINK_READS linked issues (cached), and for one closed-unmerged PR this one
 supersedes, its comments and reviews and at most MAX_OBJECTION_PERMISSIONS permission
-reads. A linked item GitHub will not answer is left as a number; it never fails the job.
+reads. A read GitHub will not answer never fails the job: a linked item is left as a
+number, and a failed list leaves the conversation out; either part is then marked
+unavailable and the job re-runs later (bot/handlers/refill.py).
 """
 
 from __future__ import annotations
@@ -44,7 +46,16 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 @dataclass(frozen=True)
 class ConversationRead:
     conversation: Conversation
-    reviewed: tuple[str, ...]  # who reviewed: routing needs it and need not list again
+    # Who reviewed: routing needs it and need not list again; None when not read.
+    reviewed: tuple[str, ...] | None
+    # The parts whose read failed ("conversation", "linked"): marked unavailable.
+    unavailable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LinkedRead:
+    items: tuple[LinkedItem, ...]
+    failed: bool  # GitHub did not answer for one of them: the part is re-read later
 
 
 async def read_conversation(
@@ -54,20 +65,31 @@ async def read_conversation(
     comments: Sequence[IssueComment],
     facts: PullRequestFacts,
 ) -> ConversationRead:
-    reviews = await gh.list_reviews(pr.repo, pr.number)
-    review_comments = await gh.list_review_comments(pr.repo, pr.number)
-    base = pr.html_url or f"https://github.com/{pr.repo}/pull/{pr.number}"
-    remarks = [
-        *(_from_comment(c, base, ctx.bot_login) for c in comments),
-        *(_from_review(r, base) for r in reviews if r.state != "PENDING"),
-        *(_from_review_comment(c, base) for c in review_comments),
-    ]
-    maintainers = await _maintainers(gh, ctx, pr, remarks)
+    """The conversation, or none of it when one of its reads fails: half a thread could
+    show an ask as open whose answer is in the list that failed (issue 38, item 2)."""
+    linked = await linked_items(gh, ctx, facts, objections=True)
+    unavailable = ("linked",) if linked.failed else ()
+    reviewed: tuple[str, ...] | None = None
+    try:
+        reviews = await gh.list_reviews(pr.repo, pr.number)
+        reviewed = tuple(dict.fromkeys(r.author for r in reviews))
+        review_comments = await gh.list_review_comments(pr.repo, pr.number)
+        base = pr.html_url or f"https://github.com/{pr.repo}/pull/{pr.number}"
+        remarks = [
+            *(_from_comment(c, base, ctx.bot_login) for c in comments),
+            *(_from_review(r, base) for r in reviews if r.state != "PENDING"),
+            *(_from_review_comment(c, base) for c in review_comments),
+        ]
+        maintainers = await _maintainers(gh, ctx, pr, remarks)
+    except GitHubError as exc:
+        log.info("conversation unavailable: %s", exc, extra={
+            "repo": pr.repo, "pr": pr.number, "status": exc.status})
+        return ConversationRead(Conversation(linked=linked.items), reviewed,
+                                ("conversation", *unavailable))
     remarks = [r.model_copy(update={"maintainer": True}) if r.author in maintainers else r
                for r in remarks]
-    linked = await linked_items(gh, ctx, facts, objections=True)
-    reviewed = tuple(dict.fromkeys(r.author for r in reviews))
-    return ConversationRead(Conversation(remarks=tuple(remarks), linked=linked), reviewed)
+    return ConversationRead(Conversation(remarks=tuple(remarks), linked=linked.items),
+                            reviewed, unavailable)
 
 
 def _from_comment(comment: IssueComment, base: str, bot_login: str) -> Remark:
@@ -118,12 +140,13 @@ async def _maintainers(
 
 async def linked_items(
     gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts, *, objections: bool
-) -> tuple[LinkedItem, ...]:
+) -> LinkedRead:
     """What the description's linked PRs and issues are now: at most MAX_LINK_READS reads
     per job, cached per linking repository (a private repository's titles never serve
     another's digest)."""
     items: list[LinkedItem] = []
     reads = 0
+    failed = False
     for link in linked_work(facts):
         if not link.repo and link.number == facts.number:
             continue
@@ -143,12 +166,13 @@ async def linked_items(
         except GitHubError as exc:
             log.info("linked %s#%d unavailable: %s", target, link.number, exc,
                      extra={"repo": facts.repo, "pr": facts.number})
+            failed = True
             continue
         else:
             item = await _linked(gh, ctx, link.repo, link.kind, issue, objections)
         ctx.linked[key] = item
         items.append(item)
-    return tuple(items)
+    return LinkedRead(tuple(items), failed)
 
 
 async def _linked(

@@ -37,7 +37,7 @@ from bot.github.protocol import (
     Unprocessable,
     is_refusal,
 )
-from bot.handlers.ci_status import head_statuses, wants_statuses
+from bot.handlers.ci_status import NOT_FOUND, head_statuses, wants_statuses
 from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.conversation import linked_items, read_conversation
@@ -125,15 +125,27 @@ async def sync_pull_request(
         await head_statuses(gh, repo, pr.head_sha, ctx.ci_status_context)
         if wants_statuses(config, ctx.ci_status_context) else None
     )
-    context = await _repo_context(gh, ctx, facts)
+    context, index_read = await _repo_context(gh, ctx, facts)
     # The conversation: the comments listed above (no second read), reviews, review
     # comments and the linked work; only the linked work when it is switched off.
     reviewed: tuple[str, ...] | None = None
     if ctx.read_conversation:
         read = await read_conversation(gh, ctx, pr, listed, facts)
-        conversation, reviewed = read.conversation, read.reviewed
+        conversation, reviewed, unavailable = read.conversation, read.reviewed, read.unavailable
     else:
-        conversation = Conversation(linked=await linked_items(gh, ctx, facts, objections=False))
+        linked = await linked_items(gh, ctx, facts, objections=False)
+        conversation, unavailable = Conversation(linked=linked.items), (
+            ("linked",) if linked.failed else ())
+    # A part whose read failed is posted as unavailable, and the job re-runs later
+    # (bot/handlers/refill.py): only the PR, its files and our comment may stop a job.
+    unavailable = (
+        *(("repo_config",) if config is not None and config.unread else ()),
+        *(("ci",) if statuses is not None and statuses.problem
+          and statuses.problem != NOT_FOUND else ()),
+        *(() if index_read else ("index",)),
+        *unavailable,
+    )
+    facts = facts.model_copy(update={"unavailable": unavailable})
     # Off the worker's loop: a hostile PR's scan takes seconds within its budget, and
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
     digest = await asyncio.to_thread(
@@ -179,7 +191,8 @@ async def sync_pull_request(
         plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body,
                            seen=_seen(pr))
     await execute_sticky(gh, ctx, repo, number, plan)
-    facts = _facts(pr, files)  # labels may have changed above
+    facts = _facts(pr, files).model_copy(  # labels may have changed above
+        update={"unavailable": unavailable})
     extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
 
     problem = repo_rules.problem
@@ -203,13 +216,15 @@ async def sync_pull_request(
 
 async def _repo_context(
     gh: GitHubAPI, ctx: HandlerContext, facts: PullRequestFacts
-) -> RepoContext | None:
-    """The symbol index's findings, the changed files read at the PR's base."""
+) -> tuple[RepoContext | None, bool]:
+    """The symbol index's findings, the changed files read at the PR's base; and whether
+    GitHub answered for those files (else the lines are re-anchored this time)."""
     if ctx.index is None:
-        return None
+        return None, True
     base = await base_records(gh, ctx.index, facts, ctx.repo_configs.objects)
     # A few indexed SQLite look-ups (ms); off the loop all the same.
-    return await asyncio.to_thread(ctx.index.context, facts, None, base)
+    found = await asyncio.to_thread(ctx.index.context, facts, None, base or {})
+    return found, base is not None
 
 
 async def _publish(ctx: HandlerContext, converged: Converged) -> None:

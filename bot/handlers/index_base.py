@@ -17,7 +17,7 @@ import logging
 from bot.core.facts import PullRequestFacts
 from bot.core.repo_index.model import FileRecord
 from bot.core.repo_index.parse import DEFAULT_MAX_FILE_BYTES, parse_python
-from bot.github.protocol import GitHubAPI, GitHubError
+from bot.github.protocol import GitHubAPI, GitHubError, NotFound
 from bot.handlers.repo_config import Entry, GitObjectCache, GitTreeSource
 from bot.repo_index.lookup import IndexLookup
 
@@ -29,8 +29,10 @@ MAX_FETCHED = 10  # blobs fetched and parsed per job; the rest are re-anchored
 
 async def base_records(
     gh: GitHubAPI, lookup: IndexLookup, facts: PullRequestFacts, cache: GitObjectCache
-) -> dict[str, FileRecord]:
-    """path at the base -> its record there, for the changed Python files it could read."""
+) -> dict[str, FileRecord] | None:
+    """path at the base -> its record there, for the changed Python files it could read;
+    None when GitHub did not answer (the lines are re-anchored this time, and the part is
+    read again later)."""
     if not facts.base_sha:
         return {}
     paths = list(dict.fromkeys(
@@ -64,5 +66,6 @@ async def base_records(
     except GitHubError as exc:
         log.info("base files for the index not read; lines are re-anchored", extra={
             "repo": facts.repo, "base": facts.base_sha[:7], "error": type(exc).__name__})
-        return {}
+        # A base GitHub does not have stays missing; anything else may answer later.
+        return {} if isinstance(exc, NotFound) else None
     return found

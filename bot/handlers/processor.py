@@ -17,6 +17,7 @@ from bot.handlers.command import CommentCommandJob, handle_command_comment
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
+from bot.handlers.refill import queue_refill
 from bot.queue.ledger import LedgerStore
 from bot.queue.store import Job, JobStore, NewJob, index_key, pr_key
 from bot.repo_index.lookup import IndexLookup
@@ -58,6 +59,9 @@ class JobProcessor:
         async with self.session(job.installation_id) as gh:
             if job.kind == "pr":
                 outcome = await sync_pull_request(gh, self._ctx, job.repo, job.number)
+                if outcome.digest is not None:
+                    await queue_refill(self._store, job, outcome.digest.unavailable,
+                                       self._settings.refill_seconds)
                 pull = outcome.pull
                 if pull is not None:
                     await self._ledger.record_converged(

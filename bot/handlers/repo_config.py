@@ -226,17 +226,28 @@ async def read_config_files(source: TreeSource, label: str) -> ConfigFiles:
         if await source.entries("") is None:
             return ConfigFiles(source=label, problems=(f"{label}: no such commit or folder",))
     except (GitHubError, OSError) as exc:
-        return ConfigFiles(source=label, problems=(f"{label}: could not be read ({_why(exc)})",))
+        return ConfigFiles(source=label, problems=(f"{label}: could not be read ({_why(exc)})",),
+                           unread=_transient(exc))
+    unread = False
     for paths in (CODEOWNERS_PATHS, MERGIFY_PATHS, TEMPLATE_PATHS):
         try:
             await walk.first_of(paths)
         except _ReadFailed as failed:
             walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
+            unread = unread or _transient(failed.cause)
     try:
         await walk.job_files()
     except _ReadFailed as failed:
         walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
-    return ConfigFiles(source=label, texts=walk.texts, problems=tuple(walk.problems))
+        unread = unread or _transient(failed.cause)
+    return ConfigFiles(source=label, texts=walk.texts, problems=tuple(walk.problems),
+                       unread=unread)
+
+
+def _transient(exc: Exception) -> bool:
+    """GitHub failed to answer: a later read may succeed. Not a 404 (a commit GitHub
+    does not have stays missing; `GitObjectCache.missing` remembers it) nor a disk error."""
+    return isinstance(exc, GitHubError) and not isinstance(exc, NotFound)
 
 
 def _why(exc: Exception) -> str:

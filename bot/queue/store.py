@@ -103,7 +103,11 @@ class JobStore(Protocol):
 
     async def record_delivery(self, delivery: Delivery, outcome: str) -> bool: ...
 
-    async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int: ...
+    async def enqueue(self, job: NewJob, delivery_id: str | None = None, *,
+                      later: float | None = None) -> int:
+        """`later`: run no sooner than this many seconds from now, unless a job of the
+        same key is already waiting (it is left as it is: it will run first)."""
+        ...
 
     async def claim(self, now: float | None = None) -> Job | None: ...
 
@@ -395,8 +399,11 @@ class SqliteJobStore:
 
         return op
 
-    async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int:
+    async def enqueue(self, job: NewJob, delivery_id: str | None = None, *,
+                      later: float | None = None) -> int:
         def op(conn: sqlite3.Connection) -> int:
+            if later is not None:
+                return self._enqueue_later(conn, job, self._clock() + later)
             return self._enqueue(conn, job, delivery_id, self._clock())[0]
 
         return await self._writer.run(op)
@@ -432,6 +439,15 @@ class SqliteJobStore:
              job.installation_id, pending["id"]),
         )
         return int(pending["id"]), not_before
+
+    def _enqueue_later(self, conn: sqlite3.Connection, job: NewJob, not_before: float) -> int:
+        pending = _oldest(conn.execute(
+            "SELECT id, payload FROM jobs WHERE key = ? AND state IN ('queued', 'failed')",
+            (job.key,),
+        ))
+        if pending is not None:
+            return _row_id(pending)
+        return self._insert(conn, job, None, self._clock(), not_before=not_before)
 
     def _enqueue_index(
         self, conn: sqlite3.Connection, job: NewJob, delivery_id: str | None, now: float

@@ -262,9 +262,16 @@ class PostgresJobStore:
 
         return op
 
-    async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int:
+    async def enqueue(self, job: NewJob, delivery_id: str | None = None, *,
+                      later: float | None = None) -> int:
         def op(conn: Conn) -> int:
-            return self._enqueue(conn, job, delivery_id, self._clock())[0]
+            now = self._clock()
+            if later is not None:
+                pending = self._pending(conn, job.key)
+                if pending is not None:
+                    return int(pending[0])  # it runs first, and reads everything
+                return self._insert(conn, job, None, now, not_before=now + later)
+            return self._enqueue(conn, job, delivery_id, now)[0]
 
         return await self._db.run(op)
 

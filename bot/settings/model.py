@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     settle_seconds: float = Field(
         default=3.0, ge=0, description="wait after a PR's last event before running (bursts)"
     )
+    refill_seconds: float = Field(
+        default=60.0, gt=0,
+        description="a digest posted with a part unavailable (its read failed) is re-run"
+        " after this long to fill it in; the wait doubles per re-run, at most 5 in a row",
+    )
     workers: int = Field(default=4, ge=1, le=64, description="concurrent jobs")
     max_attempts: int = Field(
         default=8, ge=1, description="failures before a job is parked (`digest-bot jobs list`)"

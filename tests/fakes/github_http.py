@@ -62,11 +62,16 @@ class Reply:
 Handler = Callable[[Call], Reply]
 
 
-def _paginate(call: Call, items: list[Any]) -> Reply:
+def _paginate(call: Call, items: list[Any],
+              shape: Callable[[Any], Any] | None = None) -> Reply:
+    """One page of `items`, each passed through `shape` (only the page's: a thread of
+    thousands of comments costs one page of JSON per request)."""
     per_page = max(1, min(100, int(call.query.get("per_page", "30"))))
     page = max(1, int(call.query.get("page", "1")))
     last = max(1, -(-len(items) // per_page))
     chunk = items[(page - 1) * per_page: page * per_page]
+    if shape is not None:
+        chunk = [shape(item) for item in chunk]
     links = []
     keep = {k: v for k, v in call.query.items() if k not in ("page", "per_page")}
 
@@ -115,12 +120,12 @@ def list_files(call: Call) -> Reply:
 def list_reviews(call: Call) -> Reply:
     number = int(call.params["number"])
     reviews = call.state.pull(call.repo, number).reviews
-    return _paginate(call, [responses.review(call.repo, number, r) for r in reviews])
+    return _paginate(call, reviews, lambda r: responses.review(call.repo, number, r))
 
 
 def list_review_comments(call: Call) -> Reply:
     comments = call.state.list_review_comments(call.repo, int(call.params["number"]))
-    return _paginate(call, [responses.review_comment(c) for c in comments])
+    return _paginate(call, comments, responses.review_comment)
 
 
 def get_issue(call: Call) -> Reply:
@@ -137,7 +142,7 @@ def request_reviewers(call: Call) -> Reply:
 
 def list_comments(call: Call) -> Reply:
     comments = call.state.list_comments(call.repo, int(call.params["number"]))
-    return _paginate(call, [responses.issue_comment(c) for c in comments])
+    return _paginate(call, comments, responses.issue_comment)
 
 
 def _body_text(call: Call) -> str:
@@ -425,7 +430,7 @@ def _endpoint(method: str, template: str, handler: Handler,
         except FakeHTTPError as exc:
             headers = {**headers, **exc.headers}
             reply = Reply(exc.status, responses.error(exc.message, exc.status))
-        state.record(method, route, path, reply.status)
+        state.record(method, route, path, reply.status, request.url.query)
         return _json(reply, headers)
 
     return endpoint

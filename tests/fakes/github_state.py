@@ -180,6 +180,7 @@ class CallRecord:
     status: int
     # When the fake answered (time.monotonic()), for pacing assertions.
     at: float = field(default_factory=time.monotonic)
+    query: str = ""  # the request's query string, e.g. "per_page=100&page=3"
 
 
 @dataclass
@@ -437,8 +438,9 @@ class FakeGitHubState:
             raise FakeHTTPError(403, "API rate limit exceeded for installation.", headers)
         return headers
 
-    def record(self, method: str, route: str, path: str, status: int) -> None:
-        self.calls.append(CallRecord(method, route, path, status))
+    def record(self, method: str, route: str, path: str, status: int,
+               query: str = "") -> None:
+        self.calls.append(CallRecord(method, route, path, status, query=query))
 
     # --- auth --------------------------------------------------------------
 

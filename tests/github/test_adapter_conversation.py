@@ -127,3 +127,57 @@ async def test_issue_reads_tell_open_merged_and_closed_unmerged(
     assert (seven.title, seven.is_pull, seven.merged) == ("A bug report", False, False)
     assert (one.state, one.is_pull) == ("open", True)
     assert state.count("GET", ISSUE) == 5
+
+
+def _pages_read(state: FakeGitHubState, route: str) -> list[int]:
+    """The `page` of each GET of `route`, in the order the adapter asked."""
+    return [int(dict(p.split("=", 1) for p in c.query.split("&"))["page"])
+            for c in state.calls if c.method == "GET" and c.route == route]
+
+
+async def test_a_long_thread_is_read_first_page_then_newest_pages_back(
+    state: FakeGitHubState, url: str
+) -> None:
+    for i in range(5_100):  # 51 pages of 100; the adapter reads 50
+        state.add_comment(REPO, 1, "outsider", f"comment {i}")
+    async with make_factory(url).for_installation(1) as gh:
+        read = await gh.list_comments(REPO, 1)
+
+    # The first page (the thread's start), then from the last page back: page 2 is the
+    # one left out, never the newest.
+    assert _pages_read(state, COMMENTS) == [1, *range(51, 2, -1)]
+    bodies = [c.body for c in read]
+    assert bodies == [f"comment {i}" for i in (*range(100), *range(200, 5_100))]
+
+
+async def test_a_thread_that_grew_is_read_up_to_its_new_last_page(
+    state: FakeGitHubState, url: str
+) -> None:
+    for i in range(1_050):  # 11 pages of review comments; the adapter reads 10
+        state.add_review_comment(REPO, 1, "outsider", f"nit {i}")
+    factory = make_factory(url)
+    async with factory.for_installation(1) as gh:
+        await gh.list_review_comments(REPO, 1)
+    ask = state.add_review_comment(REPO, 1, "maint", "Can you add a unit test for this?")
+    for i in range(100):
+        state.add_review_comment(REPO, 1, "outsider", f"later {i}")
+    state.calls.clear()
+    async with factory.for_installation(1) as gh:
+        read = await gh.list_review_comments(REPO, 1)
+
+    # Page 1 is unchanged but its Link header is not: asked again, it shows 12 pages.
+    assert _pages_read(state, REVIEW_COMMENTS) == [1, *range(12, 3, -1)]
+    assert ask.id in {c.id for c in read}
+    assert read[-1].body == "later 99"
+    assert len(read) == 100 + 8 * 100 + 51  # page 1, pages 4-11, and the last page
+
+
+async def test_a_short_thread_is_read_in_full_and_in_order(
+    state: FakeGitHubState, url: str
+) -> None:
+    for i in range(250):
+        state.add_comment(REPO, 1, "someone", f"comment {i}")
+    async with make_factory(url).for_installation(1) as gh:
+        read = await gh.list_comments(REPO, 1)
+    assert _pages_read(state, COMMENTS) == [1, 3, 2]
+    assert [c.body for c in read] == [f"comment {i}" for i in range(250)]

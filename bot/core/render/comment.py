@@ -38,6 +38,7 @@ from bot.core.render.sections import (
     who_lines,
 )
 from bot.core.render.specific import check_lines, link_lines
+from bot.core.render.unavailable import unavailable_lines
 from bot.core.vocabulary import Lang
 
 __all__ = [
@@ -181,12 +182,17 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
     return [
         ("head", _head(digest)),
         ("who", titled("who", lang, who_lines(digest))),
-        ("check", titled("check", lang, chain(check_lines(digest), ci_lines(digest)))),
+        ("check", titled("check", lang, chain(
+            check_lines(digest), ci_lines(digest), unavailable_lines(digest, "repo_config"),
+            unavailable_lines(digest, "ci")))),
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
-        ("conversation", titled("conversation", lang, conversation_lines(digest))),
+        ("conversation", titled("conversation", lang, chain(
+            unavailable_lines(digest, "conversation"), conversation_lines(digest)))),
         ("start", titled("start", lang, start_lines(digest, d))),
-        ("context", titled("context", lang, repo_context_lines(digest))),
-        ("links", titled("links", lang, link_lines(digest))),
+        ("context", titled("context", lang, chain(
+            unavailable_lines(digest, "index"), repo_context_lines(digest)))),
+        ("links", titled("links", lang, chain(
+            unavailable_lines(digest, "linked"), link_lines(digest)))),
         ("routing", titled("routing", lang, routing_lines(digest))),
         ("checklist", area_checklist_lines(digest, ticked, d)),
         ("ci", ci_detail_lines(digest)),

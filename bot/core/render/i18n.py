@@ -603,6 +603,30 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "在该仓库安装此 App 后,PR 一旦被创建或更新,摘要就会出现在这里"
         "(对账任务每 15 分钟也会补上未关闭的 PR)。私有仓库的视图需要视图令牌。",
     },
+    # --- a part whose read failed (bot/core/render/unavailable.py) ---------------
+    "render.unavailable.conversation": {
+        "en": "The conversation could not be read this time; a later run fills it in.",
+        "zh": "本次未能读取讨论内容;稍后的运行会补上。",
+    },
+    "render.unavailable.linked": {
+        "en": "The linked work could not be read this time; a later run fills it in.",
+        "zh": "本次未能读取关联工作;稍后的运行会补上。",
+    },
+    "render.unavailable.index": {
+        "en": "The code around the change could not be read this time; a later run fills "
+        "it in.",
+        "zh": "本次未能读取改动周边的代码;稍后的运行会补上。",
+    },
+    "render.unavailable.repo_config": {
+        "en": "The repository's own config (CI steps, owners) could not be fully read this "
+        "time; a later run fills it in.",
+        "zh": "本次未能完整读取仓库自身的配置(CI 步骤、代码所有者);稍后的运行会补上。",
+    },
+    "render.unavailable.ci": {
+        "en": "The CI statuses of the head could not be read this time; a later run fills "
+        "them in.",
+        "zh": "本次未能读取最新提交的 CI 状态;稍后的运行会补上。",
+    },
     # --- the conversation (bot/core/render/conversation.py) -----------------------
     "render.conversation": {"en": "Since the description", "zh": "描述之后的讨论"},
     "ask.kind.tests": {"en": "tests", "zh": "测试"},

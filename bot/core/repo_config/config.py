@@ -25,6 +25,7 @@ class RepoConfig:
     pipeline: Pipeline | None = None
     template: PullRequestTemplate | None = None
     problems: tuple[str, ...] = ()  # "file:line: message" for what was read and refused
+    unread: bool = False  # a file could not be read this time (ConfigFiles.unread)
 
 
 def read_repo_config(files: ConfigFiles) -> RepoConfig:
@@ -37,6 +38,7 @@ def read_repo_config(files: ConfigFiles) -> RepoConfig:
     found = files.first(TEMPLATE_PATHS)
     template = parse_template(found[1], source=found[0]) if found else None
     return RepoConfig(
+        unread=files.unread,
         source=files.source,
         codeowners=codeowners,
         mergify=mergify,

@@ -44,6 +44,8 @@ class ConfigFiles:
     source: str  # "base 1a2b3c4" or "checkout DIR": where they were read
     texts: Mapping[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    # GitHub did not answer for one of them (not: a file is absent or refused).
+    unread: bool = False
 
     def first(self, paths: tuple[str, ...]) -> tuple[str, str] | None:
         """(path, text) of the first of `paths` that exists, in lookup order."""
