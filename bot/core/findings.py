@@ -14,12 +14,14 @@ from bot.core.vocabulary import (
     Ask,
     Lang,
     LaterEvidence,
+    Note,
     Reviewers,
     Risk,
     RoutingOutcome,
     Symbol,
     TraceEntry,
     Verdict,
+    VerdictGrounds,
 )
 
 
@@ -50,6 +52,12 @@ class CiStepRef(BaseModel):
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
+
+    @property
+    def specificity(self) -> int:
+        """The longest dependency entry that reached the step: the closer to the change,
+        the longer (`vllm/lora/layers` before `vllm/v1`)."""
+        return max((len(m.rstrip("/")) for m in self.matched), default=0)
 
 
 class CiRun(BaseModel):
@@ -93,7 +101,9 @@ class RepoLabel(BaseModel):
 
 
 class Digest(BaseModel):
-    """The whole reading guide for one PR at one head SHA. Rendered to Markdown and JSON."""
+    """The whole reading guide for one PR at one head SHA, as data: no sentence in it is
+    the code's own (rule texts carry both languages). Rendered to Markdown and JSON;
+    `lang` is the language rendering words it in."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -104,7 +114,8 @@ class Digest(BaseModel):
     rules_version: str
     verdict: Verdict
     reading_minutes: int
-    verdict_reason: str  # localized, one line
+    # What the verdict weighed; rendering words the one-line reason from it.
+    verdict_grounds: VerdictGrounds | None = None
     areas: tuple[AreaMatch, ...] = ()
     risks: tuple[Risk, ...] = ()
     # From the conversation: reviewers' asks (each stands in for the digest's own
@@ -139,7 +150,7 @@ class Digest(BaseModel):
     ticked: tuple[str, ...] = ()
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
+    notes: tuple[Note, ...] = ()  # e.g. GitHub listed only 3,000 of 4,200 files
     files_total: int = 0
     additions: int = 0
     deletions: int = 0

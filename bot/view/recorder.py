@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from bot.core.digest import digest_json
 from bot.core.findings import Digest
+from bot.core.judging.triage import triage
 from bot.core.label_view import Triage, summarize
 from bot.core.render.comment import render_digest
-from bot.core.triage import triage
+from bot.core.render.contract import digest_json
 from bot.core.vocabulary import LANGS, Lang
 from bot.github.protocol import PullRequest
 from bot.handlers.converged import Converged

@@ -11,10 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.core.render.zh_text import full_width, space_mixed
 from bot.core.rules.globs import glob_problem
 from bot.core.rules.patterns import pattern_problem
-from bot.core.vocabulary import Criticality, Lang
+from bot.core.vocabulary import Criticality
 
 _ID = r"^[a-z0-9][a-z0-9-]*$"
 # The JSON Schema dialect of every schema we write for editors (rules/*.schema.json).
@@ -29,7 +28,8 @@ def _anyof_string(schema: dict[str, Any]) -> None:
 
 
 class LocalizedText(BaseModel):
-    """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English."""
+    """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English.
+    Rules carry both as written (vocabulary.RuleText); rendering picks one."""
 
     # defer_build (here and below): a digest from cached rules (bot/rulebook/cache.py) never
     # validates a rule file, so the validators are built when one is first parsed.
@@ -44,11 +44,6 @@ class LocalizedText(BaseModel):
     @classmethod
     def _from_plain_string(cls, value: object) -> object:
         return {"en": value} if isinstance(value, str) else value
-
-    def text(self, lang: Lang) -> str:
-        if lang == "zh" and self.zh:
-            return space_mixed(full_width(self.zh))
-        return self.en
 
 
 def _check_regex(value: str | None) -> str | None:
