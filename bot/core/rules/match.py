@@ -10,7 +10,7 @@ from bot.core.facts import PullRequestFacts, is_test_path
 from bot.core.rules.added import added_lines
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
-from bot.core.rules.schema import CRITICALITY_ORDER
+from bot.core.rules.schema import CRITICALITY_ORDER, LocalizedText
 from bot.core.vocabulary import AreaMatch, ChecklistItem, Evidence, RuleText, TraceEntry
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
@@ -81,7 +81,7 @@ def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -
     return when is None or evaluate(when, scan, rule).ok
 
 
-def _text(text: RuleText) -> RuleText:
+def _text(text: LocalizedText) -> RuleText:
     return RuleText(en=text.en, zh=text.zh)
 
 
