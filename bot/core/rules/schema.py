@@ -27,9 +27,9 @@ def _anyof_string(schema: dict[str, Any]) -> None:
     schema["anyOf"] = [{"type": "string"}, as_object]
 
 
+# Rules carry both languages as written (vocabulary.RuleText); rendering picks one.
 class LocalizedText(BaseModel):
-    """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English.
-    Rules carry both as written (vocabulary.RuleText); rendering picks one."""
+    """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English."""
 
     # defer_build (here and below): a digest from cached rules (bot/rulebook/cache.py) never
     # validates a rule file, so the validators are built when one is first parsed.
