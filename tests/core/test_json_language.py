@@ -12,8 +12,10 @@ import pytest
 
 from bench.quality_real import DEFAULT_CONFIG_DIR, REAL_CASES, load_real_cases
 from bot.core.digest import build_digest
+from bot.core.label_view import summarize
 from bot.core.render.comment import render_digest
-from bot.core.render.contract import digest_json
+from bot.core.render.contract import digest_json, worded_in
+from bot.core.render.words import rule_text, verdict_reason
 from bot.core.vocabulary import Lang
 from bot.handlers.repo_config import DirectorySource, read_config_files
 from bot.rulebook.files import load_rules
@@ -73,3 +75,13 @@ def test_findings_carry_their_data_and_the_rule_texts_both_languages() -> None:
     assert data["verdict_grounds"]["files"] == data["files_total"]
     # The worded keys the label view reads are English in a Chinese digest's JSON too.
     assert area["title"] == area["texts"]["title"]["en"]
+
+
+def test_the_label_view_words_a_chinese_summary_in_chinese() -> None:
+    digest = build_digest(CASES[PICKED[0]].facts, RULES, "zh", repo_config=CONFIG)
+    payload = digest_json(digest, render_digest(digest))
+    summary = summarize(worded_in(payload, digest, "zh"))
+    assert digest.verdict_grounds is not None
+    assert summary.who == tuple(rule_text(area.title, "zh") for area in digest.areas)
+    assert summary.verdict_reason == verdict_reason(digest.verdict_grounds, digest.areas, "zh")
+    assert summary.verdict_reason != payload["verdict_reason"]  # the JSON's is English

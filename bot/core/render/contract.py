@@ -144,3 +144,25 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
         "state": ci.run.state if ci.run else None,
         "run": ci.run.model_dump() if ci.run else None,
     }
+
+
+def worded_in(payload: dict[str, Any], digest: Digest, lang: Lang) -> dict[str, Any]:
+    """`payload` (this digest's JSON) with its worded keys in `lang` instead of English:
+    what the label view shows a reader of that language (bot/view/recorder.py)."""
+    areas = digest.areas
+    return {
+        **payload,
+        "verdict_reason": (verdict_reason(digest.verdict_grounds, areas, lang)
+                           if digest.verdict_grounds else ""),
+        "areas": [
+            {**entry, "title": rule_text(area.title, lang),
+             "focus": [rule_text(focus, lang) for focus in area.focus]}
+            for entry, area in zip(payload["areas"], areas, strict=True)
+        ],
+        "risks": [
+            {**entry, "text": risk_text(risk, areas, lang),
+             "evidence": list(risk_evidence(risk, lang))}
+            for entry, risk in zip(payload["risks"], digest.risks, strict=True)
+        ],
+        "notes": [note_text(note, lang) for note in digest.notes],
+    }
