@@ -43,11 +43,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, Conversation, PullRequestFacts, Remark
 from bot.core.findings import Digest
 from bot.core.judging.conversation import ASK_RISK
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.rules import RuleSet
 from bot.core.vocabulary import Ask
 from bot.rulebook.files import load_rules

@@ -167,11 +167,11 @@ def main() -> None:
     patterns = list(rules.added_scanner.patterns)
     names = [f.filename for f in pr.files]
     patches = [(f.filename, f.patch) for f in pr.files if f.patch]
-    ours = timings(7, lambda: match_areas(pr, rules, "en"))
+    ours = timings(7, lambda: match_areas(pr, rules))
     paths = timings(7, lambda: rules.path_index.match(names))
     added = timings(7, lambda: rules.added_scanner.scan(patches))
     naive = timings(3, lambda: naive_match(pr, globs, patterns))
-    areas = [a.id for a in match_areas(pr, rules, "en").areas]
+    areas = [a.id for a in match_areas(pr, rules).areas]
     print(
         f"PR: {len(pr.files)} files, {len(globs)} globs, {len(patterns)} added-line patterns, "
         f"{len(rules.areas)} areas; matched {len(areas)} areas"

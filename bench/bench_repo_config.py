@@ -84,9 +84,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.repo_config.codeowners import CodeOwners, owners_for, parse_codeowners
 from bot.core.repo_config.config import RepoConfig, read_repo_config
 from bot.core.repo_config.files import CODEOWNERS_PATHS, MERGIFY_PATHS, ConfigFiles

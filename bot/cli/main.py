@@ -240,7 +240,7 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_digest(args: argparse.Namespace) -> int:
-    from bot.core.digest import build_digest, digest_json
+    from bot.core.digest import build_digest
     from bot.core.pr_object import (
         NotAPullRequest,
         changed_files,
@@ -248,6 +248,7 @@ def _run_digest(args: argparse.Namespace) -> int:
         pull_request_object,
     )
     from bot.core.render.comment import render_digest
+    from bot.core.render.contract import digest_json
 
     lang, rules_dir = _digest_defaults(args)
     if args.pr:
@@ -385,7 +386,7 @@ def _pool_warnings(routing: RoutingConfig, config: RepoConfig) -> list[str]:
 
 
 def _run_commands(args: argparse.Namespace) -> int:
-    from bot.core.commands.parse import render_help_table
+    from bot.core.render.commands import render_help_table
     from bot.handlers.command import ALL_COMMANDS
 
     print(render_help_table(ALL_COMMANDS, args.lang))

@@ -10,7 +10,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from bot.core.digest import digest_json
+from bot.core.render.contract import digest_json
 from bot.core.vocabulary import Lang
 from bot.github.dry_run import DryRunGitHub, RecordedWrite
 from bot.github.protocol import GitHubAPI, GitHubError, RepositoryArchive

@@ -1,9 +1,10 @@
-"""Compose the digest: facts + rules + language -> Digest, and its JSON contract."""
+"""Compose the digest: facts + rules -> Digest, as data (rendering words it: the Markdown
+and the JSON contract are bot/core/render/)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bot.core.facts import (
@@ -13,7 +14,7 @@ from bot.core.facts import (
     LinkedItem,
     PullRequestFacts,
 )
-from bot.core.findings import CiPlan, CiStepRef, Digest, Owners, RepoLabel
+from bot.core.findings import CiPlan, Digest, Owners, RepoLabel
 from bot.core.judging.conversation import read_conversation
 from bot.core.judging.risks import assess_risks, weigh_areas
 from bot.core.judging.verdict import judge_verdict, rank_areas
@@ -26,8 +27,6 @@ from bot.core.reading.structure.read import read_structure
 from bot.core.reading.symbols import extract_symbols, removed_files
 from bot.core.reading.template import strip_against
 from bot.core.reading.value_tables import find_value_changes
-from bot.core.render.escape import escape_text
-from bot.core.render.i18n import t
 from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import suggested_reviewers
 from bot.core.rules import AreaMatchResult, RuleSet, match_areas
@@ -37,6 +36,7 @@ from bot.core.vocabulary import (
     Ask,
     Lang,
     LaterEvidence,
+    Note,
     Reviewers,
     RoutingOutcome,
 )
@@ -58,7 +58,7 @@ def build_digest(
     *,
     explain: bool = False,
     routing: RoutingOutcome | None = None,
-    extra_notes: tuple[str, ...] = (),
+    extra_notes: tuple[Note, ...] = (),
     repo_context: RepoContext | None = None,
     repo_config: RepoConfig | None = None,
     head_statuses: HeadStatuses | None = None,
@@ -78,20 +78,20 @@ def build_digest(
     mentions = find_mentions(facts.body, facts.files, symbols)
     # Labels Mergify will add are label signals for the areas, as real ones are.
     labelled = _with_labels(facts, repo_labels)
-    matched = match_areas(labelled, rules, lang)
+    matched = match_areas(labelled, rules)
     # Reading order: the lead area (most changed code lines) first.
     areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
-    risks = assess_risks(facts, body, areas, rules.risks, lang, ci=ci)
+    risks = assess_risks(facts, body, areas, rules.risks, ci=ci)
     admitted, shown = bool(body.not_run), risks
     asks: tuple[Ask, ...] = ()
     later: tuple[LaterEvidence, ...] = ()
     if conversation is not None and conversation.remarks:
-        reading = read_conversation(facts, body, areas, risks, rules.risks, lang, conversation,
+        reading = read_conversation(facts, body, areas, risks, rules.risks, conversation,
                                     ci=ci)
         risks, shown, admitted = reading.risks, reading.shown, reading.admitted
         asks, later = reading.asks, reading.later
     found_around = repo_context is not None and not repo_context.empty
-    call = judge_verdict(facts, areas, risks, lang, admitted=admitted, ranked=True,
+    call = judge_verdict(facts, areas, risks, admitted=admitted, ranked=True,
                          repo_findings=found_around)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
@@ -103,7 +103,7 @@ def build_digest(
         rules_version=rules.version,
         verdict=call.verdict,
         reading_minutes=call.reading_minutes,
-        verdict_reason=call.reason,
+        verdict_grounds=call.grounds,
         areas=areas,
         risks=shown,
         asks=asks,
@@ -129,7 +129,7 @@ def build_digest(
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
         unavailable=tuple(p for p in PARTS if p in facts.unavailable),
-        notes=(*_notes(facts, lang), *_scan_notes(matched, lang), *extra_notes),
+        notes=(*_notes(facts), *_scan_notes(matched), *extra_notes),
         files_total=facts.total_changed_files,
         additions=facts.total_additions,
         deletions=facts.total_deletions,
@@ -218,128 +218,23 @@ def _start_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:
     return tuple(f.filename for f in ranked[:MAX_START_FILES])
 
 
-def repo_config_note(problem: str, lang: Lang) -> str:
-    return t(lang, "note.repo_config_invalid", problem=escape_text(problem, limit=300))
+def repo_config_note(problem: str) -> Note:
+    """The repository's own config was refused: the bundled rules were used."""
+    return Note(id="repo-config-invalid", text=problem)
 
 
-def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
-    """The `--format json` contract (docs/architecture.md): stable keys, extended not renamed."""
-    return {
-        "repo": digest.repo,
-        "number": digest.number,
-        "head_sha": digest.head_sha,
-        "lang": digest.lang,
-        "rules_version": digest.rules_version,
-        "verdict": digest.verdict,
-        "reading_minutes": digest.reading_minutes,
-        "verdict_reason": digest.verdict_reason,
-        "areas": [
-            {
-                "id": area.id,
-                "title": area.title,
-                "files": list(area.files),
-                "reasons": [reason.model_dump() for reason in area.reasons],
-                "ci_areas": list(area.ci_areas),
-                "focus": list(area.focus),
-            }
-            for area in digest.areas
-        ],
-        "risks": [
-            {
-                "id": risk.id,
-                "severity": risk.severity,
-                "text": risk.text,
-                "evidence": list(risk.evidence),
-            }
-            for risk in digest.risks
-        ],
-        # Reviewers' asks from the conversation, each shown once: {kind, by, quote, url,
-        # status (open | answered), answered_by (reply | commit | evidence | ""),
-        # answer_url, risk (the digest item it stands in for, left out of `risks`)}.
-        "asks": [ask.model_dump(exclude={"severity"}) for ask in digest.asks],
-        # Evidence posted after the description: {risk, outcome (cleared | lowered), by,
-        # url, evidence}.
-        "later_evidence": [later.model_dump() for later in digest.later_evidence],
-        "symbols": [symbol.model_dump() for symbol in digest.symbols],
-        "mentions": [asdict(m) for m in digest.mentions],
-        "decisions": [asdict(d) for d in digest.decisions],
-        "structure": [asdict(s) for s in digest.structure],
-        "links": [asdict(link) for link in digest.links],
-        "value_changes": [asdict(v) for v in digest.value_changes],
-        "ci_areas": list(digest.ci_areas),
-        "reviewers": {"users": list(digest.reviewers.users), "teams": list(digest.reviewers.teams)},
-        "labels": list(digest.labels),
-        "routing": digest.routing.model_dump(mode="json") if digest.routing else None,
-        "notes": list(digest.notes),
-        # The parts whose read failed this time (`Part` ids); the job re-runs to fill them.
-        "unavailable": list(digest.unavailable),
-        # The default branch's symbol index: {commit, siblings, overrides, callers} or None.
-        "repo_context": (
-            digest.repo_context.model_dump(mode="json") if digest.repo_context else None
-        ),
-        # The base's CODEOWNERS on the changed files: {users, teams, by_file} or None.
-        "owners": (
-            {"users": list(digest.owners.users), "teams": list(digest.owners.teams),
-             "by_file": {path: list(owners) for path, owners in digest.owners.by_file}}
-            if digest.owners else None
-        ),
-        # The base's CI pipeline on this PR's paths, or None when it was not read.
-        "ci": _ci_json(digest.ci) if digest.ci else None,
-        # Labels the base's Mergify rules will add: [{label, rule}].
-        "repo_labels": [label.model_dump() for label in digest.repo_labels],
-        # The base's PR-template checklist boxes the author ticked, in its wording, and
-        # whether one of them says an AI assistant helped.
-        "checklist_ticked": list(digest.ticked),
-        "ai_assisted": digest.ai_assisted,
-        # Where the repository's own config was read, and what in it was refused.
-        "repo_config": (
-            {"source": digest.repo_config_source, "problems": list(digest.repo_config_problems)}
-            if digest.repo_config_source else None
-        ),
-        "files_total": digest.files_total,
-        "additions": digest.additions,
-        "deletions": digest.deletions,
-        "markdown": markdown,
-    }
-
-
-def _ci_json(ci: CiPlan) -> dict[str, Any]:
-    def step(ref: CiStepRef) -> dict[str, Any]:
-        return {"label": ref.label, "key": ref.key, "file": ref.file, "device": ref.device,
-                "gpus": ref.gpus, "nightly": ref.nightly, "optional": ref.optional,
-                "matched": list(ref.matched), "status": ref.status}
-
-    return {
-        "steps": [step(s) for s in ci.steps],
-        "broad_count": ci.broad_count,
-        "broad_through": list(ci.broad_through),
-        "run_all": ci.run_all,
-        "docs_only": ci.docs_only,
-        "not_run": {
-            "nightly": [step(s) for s in ci.nightly],
-            "optional": [step(s) for s in ci.optional],
-            "tests_without_step": list(ci.tests_without_step),
-        },
-        "source": ci.source,
-        # The build on the head commit: its state, or None when statuses were not read.
-        "state": ci.run.state if ci.run else None,
-        "run": ci.run.model_dump() if ci.run else None,
-    }
-
-
-def _notes(facts: PullRequestFacts, lang: Lang) -> tuple[str, ...]:
+def _notes(facts: PullRequestFacts) -> tuple[Note, ...]:
     if facts.files_truncated:
-        listed, total = len(facts.files), facts.changed_files
-        return (t(lang, "note.files_truncated", listed=listed, total=total),)
+        return (Note(id="files-truncated", numbers=(len(facts.files), facts.changed_files)),)
     if not facts.files:
-        return (t(lang, "note.no_files"),)
+        return (Note(id="no-files"),)
     return ()
 
 
-def _scan_notes(matched: AreaMatchResult, lang: Lang) -> tuple[str, ...]:
+def _scan_notes(matched: AreaMatchResult) -> tuple[Note, ...]:
     return (
-        *(() if matched.added_complete else (t(lang, "note.added_scan_partial"),)),
-        *(() if matched.texts_complete else (t(lang, "note.text_scan_partial"),)),
+        *(() if matched.added_complete else (Note(id="added-scan-partial"),)),
+        *(() if matched.texts_complete else (Note(id="text-scan-partial"),)),
     )
 
 

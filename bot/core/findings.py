@@ -14,6 +14,7 @@ from bot.core.vocabulary import (
     Ask,
     Lang,
     LaterEvidence,
+    Note,
     Part,
     Reviewers,
     Risk,
@@ -21,6 +22,7 @@ from bot.core.vocabulary import (
     Symbol,
     TraceEntry,
     Verdict,
+    VerdictGrounds,
 )
 
 
@@ -51,6 +53,12 @@ class CiStepRef(BaseModel):
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
+
+    @property
+    def specificity(self) -> int:
+        """The longest dependency entry that reached the step: the closer to the change,
+        the longer (`vllm/lora/layers` before `vllm/v1`)."""
+        return max((len(m.rstrip("/")) for m in self.matched), default=0)
 
 
 class CiRun(BaseModel):
@@ -94,7 +102,9 @@ class RepoLabel(BaseModel):
 
 
 class Digest(BaseModel):
-    """The whole reading guide for one PR at one head SHA. Rendered to Markdown and JSON."""
+    """The whole reading guide for one PR at one head SHA, as data: no sentence in it is
+    the code's own (rule texts carry both languages). Rendered to Markdown and JSON;
+    `lang` is the language rendering words it in."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -105,7 +115,8 @@ class Digest(BaseModel):
     rules_version: str
     verdict: Verdict
     reading_minutes: int
-    verdict_reason: str  # localized, one line
+    # What the verdict weighed; rendering words the one-line reason from it.
+    verdict_grounds: VerdictGrounds | None = None
     areas: tuple[AreaMatch, ...] = ()
     risks: tuple[Risk, ...] = ()
     # From the conversation: reviewers' asks (each stands in for the digest's own
@@ -142,7 +153,7 @@ class Digest(BaseModel):
     repo_config_problems: tuple[str, ...] = ()
     # Parts whose read failed this time: each shows one line where it would be.
     unavailable: tuple[Part, ...] = ()
-    notes: tuple[str, ...] = ()  # localized: e.g. "GitHub lists only 3,000 of 4,200 files"
+    notes: tuple[Note, ...] = ()  # e.g. GitHub listed only 3,000 of 4,200 files
     files_total: int = 0
     additions: int = 0
     deletions: int = 0

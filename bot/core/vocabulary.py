@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -34,13 +34,29 @@ class Evidence(BaseModel):
     subject: str  # the file name, label, matched phrase or branch (untrusted: escape it)
 
 
+class RuleText(BaseModel):
+    """A text a rule file gives (rules/*.yaml): content, not words the code chose. English,
+    and Chinese where the rule gives it; rendering picks the language (and sets Chinese
+    typography). A plain string is English."""
+
+    model_config = ConfigDict(frozen=True)
+
+    en: str
+    zh: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_plain_string(cls, value: object) -> object:
+        return {"en": value} if isinstance(value, str) else value
+
+
 class ChecklistItem(BaseModel):
     """A rule-supplied reminder. `id` is stable so a ticked box survives updates."""
 
     model_config = ConfigDict(frozen=True)
 
     id: str
-    text: str  # already localized; trusted (comes from rules/, not from the PR)
+    text: RuleText  # trusted (comes from rules/, not from the PR)
 
 
 class AreaMatch(BaseModel):
@@ -49,31 +65,76 @@ class AreaMatch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    title: str  # localized
-    audience: str  # localized: who should read it
+    title: RuleText
+    audience: RuleText  # who should read it
     criticality: Criticality
     numerics: bool  # touching it can change model outputs -> GPU evaluation expected
     files: tuple[str, ...] = ()  # the PR files this area claims
     reasons: tuple[Evidence, ...] = ()
-    focus: tuple[str, ...] = ()  # localized focus questions that apply to this PR
+    focus: tuple[RuleText, ...] = ()  # the focus questions that apply to this PR
     # The subset of `focus` whose `when` condition fired on this PR's own content;
     # the rest are the area's standing questions.
-    focus_triggered: tuple[str, ...] = ()
+    focus_triggered: tuple[RuleText, ...] = ()
     checklist: tuple[ChecklistItem, ...] = ()
     ci_areas: tuple[str, ...] = ()  # Buildkite test areas (.buildkite/test_areas/<name>.yaml)
     labels: tuple[str, ...] = ()  # labels the rule suggests
     quiet: bool = False  # docs/ci trivia: on its own it never makes a PR worth a comment
 
 
+ClueKind = Literal[
+    "quote", "file", "area", "absent", "base", "diff", "files", "platform", "ci-step"
+]
+
+
+class Clue(BaseModel):
+    """One piece of evidence behind a finding, as data; rendering words it.
+
+    quote: `text` as the PR wrote it (untrusted). file: a path. area: an area id.
+    absent: what the description lacks (`text`, an id under the finding's own; `detail`
+    the section heading it names, as written). base: the base branch `text`. diff:
+    `numbers` (additions, deletions). files: `numbers` (changed files,). platform: a
+    hardware platform `text` the description names no hardware of. ci-step: a CI step,
+    `text` its label, `detail` its status on the head, `device` and `numbers` (gpus,)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ClueKind
+    text: str = ""
+    detail: str = ""
+    device: str = ""
+    numbers: tuple[int, ...] = ()
+
+
+RiskParam = int | str | tuple[str, ...]
+
+
 class Risk(BaseModel):
-    """One open item of the risk checklist."""
+    """One open item of the risk checklist: its id, weight, parameters and evidence.
+    The words are rendering's (bot/core/render/words.py)."""
 
     model_config = ConfigDict(frozen=True)
 
     id: str  # stable: missing-gpu-eval, missing-test-results, ...
     severity: Severity
-    text: str  # localized
-    evidence: tuple[str, ...] = ()  # untrusted snippets (file names, body phrases): escape
+    # Per id (docs/architecture.md, "The digest's JSON"): counts, files, platforms, the
+    # area ids behind it, the build's state...
+    params: tuple[tuple[str, RiskParam], ...] = ()
+    evidence: tuple[Clue, ...] = ()
+
+    def param(self, name: str, default: RiskParam = "") -> RiskParam:
+        return next((value for key, value in self.params if key == name), default)
+
+
+class Note(BaseModel):
+    """A note on how complete the digest is, as data: `id` (files-truncated, no-files,
+    added-scan-partial, text-scan-partial, repo-config-invalid), its numbers and the
+    problem text (untrusted) it quotes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    numbers: tuple[int, ...] = ()
+    text: str = ""
 
 
 class Symbol(BaseModel):
@@ -94,7 +155,8 @@ class TraceEntry(BaseModel):
     rule: str
     fired: bool
     evidence: tuple[Evidence, ...] = ()
-    note: str = ""  # e.g. "matched paths but excluded by ..." (trusted text)
+    files: int = 0  # files a fired rule matched
+    note: str = ""  # a rule that did not fire: e.g. "matched paths but excluded by ..."
 
 
 class Reviewers(BaseModel):
@@ -154,3 +216,21 @@ class LaterEvidence(BaseModel):
     by: str  # login (untrusted: escape)
     url: str = ""  # where it was posted (built by us)
     evidence: str = ""  # the line that shows it (untrusted: escape)
+
+
+class VerdictGrounds(BaseModel):
+    """What the verdict weighed, as data; rendering words the one-line reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lead: str = ""  # the lead area's id; "" when no loud area matched
+    criticality: Criticality = "low"  # the lead area's
+    more_areas: int = 0  # loud areas besides the lead
+    areas: tuple[str, ...] = ()  # without a lead: the (quiet) areas' ids
+    files: int = 0
+    additions: int = 0
+    deletions: int = 0
+    kind: Literal["", "tests", "new", "removal"] = ""  # tests only, all new, mostly deletions
+    high_risk: bool = False
+    open_risks: int = 0  # risks above low
+    context: bool = False  # quiet, but the symbol index found code around the change

@@ -22,9 +22,9 @@ from bot.core.commands.parse import (
     commands_added,
     find_spec,
     parse_commands,
-    render_help_table,
 )
 from bot.core.commands.permissions import Decision, decide, is_insider
+from bot.core.render.commands import refusal_text, render_help_table
 from bot.core.vocabulary import Lang
 from bot.github.protocol import GitHubAPI
 from bot.handlers import digest, routing
@@ -87,7 +87,6 @@ async def handle_command_comment(
             is_bot=False,
             trusted=trusted,
             spec=find_spec(ALL_COMMANDS, command.name),
-            lang=lang,
         )
         log.info(
             "command %s by %s: %s", command.name, job.author,
@@ -110,7 +109,7 @@ async def handle_command_comment(
     if not runs:
         await _refuse_quietly(gh, ctx, job, pr_key, insider)
         if replies and (insider or ctx.outsider_replies.allow(pr_key)):
-            await _reply(gh, job, replies)
+            await _reply(gh, job, replies, lang)
         return
     await gh.add_reaction(job.repo, job.comment_id, "eyes")
     if steer != Steer(overrides_mute=insider):
@@ -119,7 +118,7 @@ async def handle_command_comment(
         await gh.create_comment(job.repo, job.number, render_help_table(ALL_COMMANDS, lang))
     await gh.add_reaction(job.repo, job.comment_id, "confused" if refusals else "+1")
     if replies and (insider or ctx.outsider_replies.allow(pr_key)):
-        await _reply(gh, job, replies)
+        await _reply(gh, job, replies, lang)
 
 
 def _steer(steer: Steer, command: Command) -> Steer:
@@ -148,8 +147,10 @@ async def _refuse_quietly(
         await gh.add_reaction(job.repo, job.comment_id, "confused")
 
 
-async def _reply(gh: GitHubAPI, job: CommentCommandJob, refusals: list[Decision]) -> None:
-    reasons = "\n".join(f"- {r.reason}" for r in refusals)
+async def _reply(
+    gh: GitHubAPI, job: CommentCommandJob, refusals: list[Decision], lang: Lang
+) -> None:
+    reasons = "\n".join(f"- {refusal_text(r, lang)}" for r in refusals)
     await gh.create_comment(job.repo, job.number, reasons)
 
 

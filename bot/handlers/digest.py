@@ -114,7 +114,7 @@ async def sync_pull_request(
     files = await gh.list_files(repo, number)
     repo_rules = await ctx.rules.rules_for(gh, repo)
     rules = repo_rules.rules
-    notes = (repo_config_note(repo_rules.problem, lang),) if repo_rules.problem else ()
+    notes = (repo_config_note(repo_rules.problem),) if repo_rules.problem else ()
     facts = _facts(pr, files)
     # CI, owners and labels as the base states them: a PR cannot rewrite its own.
     config = await repo_config_at_base(gh, repo, pr.base_sha, ctx.repo_configs)
@@ -198,7 +198,7 @@ async def sync_pull_request(
     problem = repo_rules.problem
 
     def in_language(other: Lang) -> Digest:
-        other_notes = (repo_config_note(problem, other),) if problem else ()
+        other_notes = (repo_config_note(problem),) if problem else ()
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
             repo_context=context, repo_config=config, head_statuses=statuses,

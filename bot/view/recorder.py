@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from typing import Any
 
-from bot.core.digest import digest_json
 from bot.core.findings import Digest
+from bot.core.judging.triage import triage
 from bot.core.label_view import Triage, summarize
 from bot.core.render.comment import render_digest
-from bot.core.triage import triage
-from bot.core.vocabulary import LANGS, Lang
+from bot.core.render.contract import digest_json, worded_in
+from bot.core.vocabulary import LANGS
 from bot.github.protocol import PullRequest
 from bot.handlers.converged import Converged
 from bot.view.links import pull_url
@@ -39,23 +40,26 @@ def _stored_digests(converged: Converged) -> tuple[StoredDigest, ...]:
         state = triage(payload, conversation=converged.conversation, author=pull.author,
                        body=pull.body, created_at=_epoch(pull.created_at),
                        routes_to=converged.routes_to)
-        digests.append(_stored(payload, first.lang, state))
+        digests.append(_stored(payload, first, state))
         if converged.in_language is not None:
             for lang in LANGS:
                 if lang != first.lang:
                     other = converged.in_language(lang)
-                    digests.append(_stored(_payload(other, None), lang, state))
+                    digests.append(_stored(_payload(other, None), other, state))
     return tuple(digests)
 
 
-def _payload(digest: Digest, markdown: str | None) -> dict[str, object]:
+def _payload(digest: Digest, markdown: str | None) -> dict[str, Any]:
     # The comment as posted when there is one; a quiet PR's digest is rendered for the
     # view alone (nothing was posted for it).
     return digest_json(digest, markdown if markdown is not None else render_digest(digest))
 
 
-def _stored(payload: dict[str, object], lang: Lang, state: Triage) -> StoredDigest:
-    return StoredDigest(lang, payload, summarize(payload, triage=state))
+def _stored(payload: dict[str, Any], digest: Digest, state: Triage) -> StoredDigest:
+    # The JSON's worded keys are English in every language; the summary a reader of
+    # this language sees is worded in it.
+    shown = worded_in(payload, digest, digest.lang)
+    return StoredDigest(digest.lang, payload, summarize(shown, triage=state))
 
 
 def _epoch(moment: datetime | None) -> float | None:

@@ -99,7 +99,8 @@ def test_admitted_gpu_gap_is_flagged_with_the_authors_words() -> None:
     case = next(c for c in CASES if c["number"] == 50758)
     risks = {r.id: r for r in _digest(case).risks}
     assert "missing-gpu-eval" in risks
-    assert any("CUDA hardware" in e for e in risks["missing-gpu-eval"].evidence)
+    assert any(e.kind == "quote" and "CUDA hardware" in e.text
+               for e in risks["missing-gpu-eval"].evidence)
 
 
 def test_empty_template_is_missing_test_results() -> None:

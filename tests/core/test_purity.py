@@ -106,8 +106,6 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "facts": set(),
     "vocabulary": set(),
     "label_view": {"vocabulary"},
-    # The label view's triage fields, from the digest's JSON, conversation and body.
-    "triage": {"facts", "label_view", "reading"},
     "pr_object": {"facts"},
     "routing": {"vocabulary"},
     # The repository's own config files (.buildkite, CODEOWNERS, mergify, PR template).
@@ -115,12 +113,14 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "reading": {"facts", "vocabulary"},
     "repo_index": {"facts", "reading"},
     "findings": {"reading", "repo_index", "vocabulary"},
-    "render": {"findings", "reading", "repo_index", "vocabulary"},
-    "commands": {"render", "vocabulary"},
-    "rules": {"facts", "reading", "render", "routing", "vocabulary"},
-    # findings: the CI plan (relevant-ci-not-run judges how its steps fared).
-    "judging": {"facts", "findings", "reading", "render", "rules", "vocabulary"},
-    "digest": {"facts", "findings", "judging", "reading", "render", "repo_config",
+    "commands": {"vocabulary"},
+    "rules": {"facts", "reading", "routing", "vocabulary"},
+    # findings: the CI plan (relevant-ci-not-run judges how its steps fared). label_view:
+    # the triage fields the label view stores (judging/triage.py).
+    "judging": {"facts", "findings", "label_view", "reading", "rules", "vocabulary"},
+    # Only rendering words the findings: no stage before it imports it.
+    "render": {"commands", "findings", "reading", "repo_index", "vocabulary"},
+    "digest": {"facts", "findings", "judging", "reading", "repo_config",
                "repo_index", "routing", "rules", "vocabulary"},
 }
 
@@ -161,8 +161,20 @@ def test_bot_holds_only_packages_at_its_top() -> None:
 
 def test_the_core_top_holds_only_the_digest_and_its_shared_words() -> None:
     top = {p.stem for p in CORE.glob("*.py")} - {"__init__"}
-    assert top <= {"digest", "facts", "findings", "vocabulary", "pr_object", "label_view",
-                   "triage"}
+    assert top <= {"digest", "facts", "findings", "vocabulary", "pr_object", "label_view"}
+
+
+def test_only_rendering_imports_rendering() -> None:
+    """The stages before rendering return data; only bot/core/render/ chooses words
+    (and escapes). Outside the core, whoever shows a digest may import it."""
+    offenders = sorted(
+        f"{path.relative_to(CORE)}: {name}"
+        for path in CORE.rglob("*.py")
+        if path.relative_to(CORE).parts[0] != "render"
+        for name in _imports(ast.parse(path.read_text()))
+        if name == "bot.core.render" or name.startswith("bot.core.render.")
+    )
+    assert offenders == []
 
 
 def test_every_package_imports_only_what_the_table_allows() -> None:

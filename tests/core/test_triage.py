@@ -1,4 +1,4 @@
-"""A PR's triage fields (bot/core/triage.py): plain data in, plain data out."""
+"""A PR's triage fields (bot/core/judging/triage.py): plain data in, plain data out."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.facts import Conversation, Remark, RemarkKind
-from bot.core.triage import activity, owners, signals, triage
+from bot.core.judging.triage import activity, owners, signals, triage
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 9, 1, tzinfo=UTC)

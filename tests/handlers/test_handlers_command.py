@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.commands.parse import render_help_table
+from bot.core.render.commands import render_help_table
 from bot.core.render.marker import parse_marker
 from bot.handlers.command import ALL_COMMANDS, CommentCommandJob, handle_command_comment
 from bot.handlers.digest import sync_pull_request

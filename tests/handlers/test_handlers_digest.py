@@ -192,7 +192,8 @@ async def test_invalid_repo_config_keeps_bundled_rules_and_says_so() -> None:
     outcome = await sync_pull_request(gh_for(state), make_ctx(), REPO, 8)
     assert outcome.digest is not None
     assert "compile" in {a.id for a in outcome.digest.areas}
-    assert any("pr-digest.yml" in note for note in outcome.digest.notes)
+    assert [note.id for note in outcome.digest.notes] == ["repo-config-invalid"]
+    assert "pr-digest.yml" in outcome.digest.notes[0].text
 
 
 async def test_repo_config_can_disable_an_area() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.commands.parse import render_help_table
+from bot.core.render.commands import render_help_table
 from bot.handlers.command import ALL_COMMANDS
 
 README = Path(__file__).resolve().parents[2] / "README.md"

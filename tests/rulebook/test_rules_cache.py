@@ -15,9 +15,10 @@ import pytest
 
 from bench.bench_match import synthetic_pr, vendored_pr
 from bot.cli.main import main
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import PullRequestFacts
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.rules import RuleSet
 from bot.rulebook.cache import FORMAT, RulesCache, cache_key
 from bot.rulebook.files import load_rules, load_rules_cached, read_rule_sources

@@ -1,4 +1,5 @@
-"""Find `/digest` commands in a comment body, and render the help table for them.
+"""Find `/digest` commands in a comment body (the help table for them is rendering's:
+bot/core/render/commands.py).
 
 A command is a line that *renders* as plain text starting with `/digest`: the parser
 follows CommonMark far enough to ignore quotes, fenced and indented code, code spans
@@ -14,9 +15,6 @@ from collections.abc import Collection, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-
-from bot.core.render.i18n import t
-from bot.core.vocabulary import Lang
 
 COMMAND_WORD = "/digest"
 # Bare `/digest` means refresh; `/digest refresh` is accepted as its long form.
@@ -266,33 +264,6 @@ def commands_added(old_body: str, new_body: str) -> tuple[Command, ...]:
     """Commands in the edited body that the previous body did not have (to run once)."""
     before = set(_keys(parse_commands(old_body)))
     return tuple(c for c in parse_commands(new_body) if (c.name, c.args) not in before)
-
-
-# ---------------------------------------------------------------------------
-# Help, generated from the specs the handler modules declare.
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def render_help_table(specs: Sequence[CommandSpec], lang: Lang) -> str:
-    """Markdown table: command, what it does, who may use it (for /digest help, README)."""
-    rows = [
-        "| {} | {} | {} |".format(
-            t(lang, "commands.help.column.command"),
-            t(lang, "commands.help.column.summary"),
-            t(lang, "commands.help.column.who"),
-        ),
-        "| --- | --- | --- |",
-    ]
-    for spec in specs:
-        usage = spec.usage.replace("`", "")
-        rows.append(
-            f"| `{_cell(usage)}` | {_cell(t(lang, spec.summary_key))} "
-            f"| {_cell(t(lang, 'commands.who.' + spec.who))} |"
-        )
-    return "\n".join(rows)
 
 
 def find_spec(specs: Sequence[CommandSpec], name: str) -> CommandSpec | None:

@@ -8,7 +8,8 @@
 
 Permission is decided before anything else (docs/architecture.md, "Security rules"):
 an outsider's unknown subcommand is refused silently, so a comment can never make the
-bot echo an outsider's words; every echoed word is escaped like PR text.
+bot echo an outsider's words; rendering (bot/core/render/commands.py) words a refusal and
+escapes every echoed word like PR text.
 
 `actor_permission` must come from the collaborator-permission endpoint
 (GET /repos/{owner}/{repo}/collaborators/{user}/permission, using `role_name` so that
@@ -25,10 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.commands.parse import COMMAND_WORD, Command, CommandSpec
-from bot.core.render.escape import escape_code
-from bot.core.render.i18n import t
-from bot.core.vocabulary import Lang
+from bot.core.commands.parse import Command, CommandSpec
 
 # Same spelling as bot.github.protocol.Permission; core must not import bot.github.
 Permission = Literal["admin", "maintain", "write", "triage", "read", "none"]
@@ -39,12 +37,11 @@ class Decision(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     allowed: bool
-    reason_key: str | None = None  # i18n key, None when allowed
-    reason: str = ""  # localized text for the 😕 reply
+    reason_key: str | None = None  # why it was refused (an i18n key), None when allowed
+    command: str = ""  # the refused command's name, as typed (untrusted)
     silent: bool = False  # refuse without replying (bots)
 
 
-QUOTED_COMMAND_CHARS = 80
 # Refusals are answered sparingly (issue 8, item 3): whoever can comment can refuse
 # themselves as often as they like, and each answer is a content-creating write.
 OUTSIDER_REPLIES_PER_HOUR = 1  # per PR: replies explaining a refusal to a non-maintainer
@@ -52,14 +49,8 @@ REFUSAL_REACTIONS_PER_HOUR = 5  # per PR and audience: 😕 on comments that ran
 HOUR_SECONDS = 3600.0
 
 
-def quoted_command(name: str) -> str:
-    """`/digest <name>` as a reply quotes it: one inert code span, whatever `name` holds."""
-    return escape_code(f"{COMMAND_WORD} {name}", QUOTED_COMMAND_CHARS, keep="head")
-
-
-def _refuse(key: str, lang: Lang, name: str, *, silent: bool = False) -> Decision:
-    reason = t(lang, key, command=quoted_command(name))
-    return Decision(allowed=False, reason_key=key, reason=reason, silent=silent)
+def _refuse(key: str, name: str, *, silent: bool = False) -> Decision:
+    return Decision(allowed=False, reason_key=key, command=name, silent=silent)
 
 
 def is_insider(actor: str, actor_permission: Permission, trusted: Collection[str]) -> bool:
@@ -79,28 +70,27 @@ def decide(
     is_bot: bool,
     trusted: Collection[str],
     spec: CommandSpec | None,
-    lang: Lang = "en",
 ) -> Decision:
     """May `actor` run `command`? `spec` is the handler's declaration (None: no handler)."""
     if is_bot:
-        return _refuse("commands.refused.bot", lang, command.name, silent=True)
+        return _refuse("commands.refused.bot", command.name, silent=True)
     insider = is_insider(actor, actor_permission, trusted)
     if spec is None or not command.known:
         # Echoing an outsider's word would let anyone make the bot post it.
-        return _refuse("commands.refused.unknown", lang, command.name,
+        return _refuse("commands.refused.unknown", command.name,
                        silent=not (insider or is_pr_author))
     if insider:
         return Decision(allowed=True)
     if spec.who == "author-or-write":
         if is_pr_author:
             return Decision(allowed=True)
-        return _refuse("commands.refused.author-or-write", lang, command.name)
-    return _refuse("commands.refused.write-only", lang, command.name)
+        return _refuse("commands.refused.author-or-write", command.name)
+    return _refuse("commands.refused.write-only", command.name)
 
 
-def rate_limited_decision(command: Command, lang: Lang = "en") -> Decision:
+def rate_limited_decision(command: Command) -> Decision:
     """The refusal to give when CommandBudget says no."""
-    return _refuse("commands.refused.rate-limited", lang, command.name)
+    return _refuse("commands.refused.rate-limited", command.name)
 
 
 WINDOW_SECONDS = 60.0

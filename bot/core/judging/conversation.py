@@ -35,7 +35,6 @@ from bot.core.vocabulary import (
     Ask,
     AskKind,
     AskStatus,
-    Lang,
     LaterEvidence,
     Risk,
 )
@@ -90,7 +89,6 @@ def read_conversation(
     areas: Sequence[AreaMatch],
     risks: Sequence[Risk],
     settings: RiskSettings,
-    lang: Lang,
     conversation: Conversation,
     *,
     bot_login: str = "",
@@ -98,7 +96,7 @@ def read_conversation(
 ) -> ConversationReading:
     """`ci`: what the base's pipeline runs for the PR, as the risks were assessed with."""
     said = _voices(conversation.remarks, bot_login, facts.author)
-    settled, merged, later = _settle(facts, body, areas, risks, settings, lang, said, ci)
+    settled, merged, later = _settle(facts, body, areas, risks, settings, said, ci)
     asks = _asks(facts, said, settled, later)
     asked = {ask.risk for ask in asks if ask.risk}
     return ConversationReading(
@@ -141,7 +139,6 @@ def _settle(
     areas: Sequence[AreaMatch],
     risks: Sequence[Risk],
     settings: RiskSettings,
-    lang: Lang,
     said: Sequence[_Said],
     ci: CiPlan | None,
 ) -> tuple[tuple[Risk, ...], PullRequestBody, list[tuple[int, LaterEvidence]]]:
@@ -160,7 +157,7 @@ def _settle(
             break
         merged = _merge(merged, read, summaries)
         after = {risk.id: risk
-                 for risk in assess_risks(facts, merged, areas, settings, lang, ci=ci)}
+                 for risk in assess_risks(facts, merged, areas, settings, ci=ci)}
         line = _evidence_line(read, summaries)
         kept: list[Risk] = []
         for risk in current:

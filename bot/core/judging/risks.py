@@ -1,8 +1,9 @@
 """The risk checklist: what a vLLM reviewer would still ask for before merging.
 
 Each check is a small function from (PR, parsed body, matched areas, compiled
-settings) to at most one Risk. Ids are a contract (docs/architecture.md); wording lives
-in bot/core/render/i18n.py; every list or threshold that is a choice lives in RiskSettings.
+settings) to at most one Risk: its id, severity, parameters and clues, never a sentence.
+Ids are a contract (docs/architecture.md); the words are rendering's
+(bot/core/render/words.py); every list or threshold that is a choice lives in RiskSettings.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef
 from bot.core.reading.body import PullRequestBody
 from bot.core.reading.prose_lines import patch_is_prose
-from bot.core.render.ci import specificity, step_title
-from bot.core.render.i18n import t
 from bot.core.rules.globset import GlobSet, PathGroups
 from bot.core.rules.patterns import LinePattern, PatternError
 from bot.core.rules.risk_settings import RiskSettings
-from bot.core.vocabulary import AreaMatch, Lang, Risk, Severity
+from bot.core.vocabulary import AreaMatch, Clue, Risk, RiskParam, Severity
 
 SEVERITY_RANK: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
 # An added registry entry: `+    "FooForCausalLM": ("foo", "FooForCausalLM"),`.
@@ -184,7 +183,6 @@ class _Context:
     body: PullRequestBody
     areas: Sequence[AreaMatch]
     rules: CompiledRiskSettings
-    lang: Lang
     ci: CiPlan | None = None
 
     @property
@@ -291,13 +289,12 @@ def assess_risks(
     body: PullRequestBody,
     areas: Sequence[AreaMatch],
     settings: RiskSettings,
-    lang: Lang,
     *,
     ci: CiPlan | None = None,
 ) -> tuple[Risk, ...]:
     """Every open risk, high severity first (stable within a severity). `ci` is what
     the base's pipeline runs for the PR and, when read, how it fared on the head."""
-    ctx = _Context(facts, body, areas, compile_risk_settings(settings), lang, ci)
+    ctx = _Context(facts, body, areas, compile_risk_settings(settings), ci)
     found = _one_ask_per_run([risk for check in _CHECKS if (risk := check(ctx)) is not None])
     return tuple(sorted(found, key=lambda r: SEVERITY_RANK[r.severity]))
 
@@ -320,20 +317,22 @@ def _one_ask_per_run(found: list[Risk]) -> list[Risk]:
     return [merged if r is kept else r for r in found if r.id not in _RUN_ASKS or r is kept]
 
 
-def _risk(
-    ctx: _Context,
-    risk_id: str,
-    severity: Severity,
-    evidence: Sequence[str],
-    key: str = "",
-    **params: object,
-) -> Risk:
+def _risk(risk_id: str, severity: Severity, evidence: Sequence[Clue],
+          **params: RiskParam) -> Risk:
     return Risk(
         id=risk_id,
         severity=severity,
-        text=t(ctx.lang, key or f"risk.{risk_id}", **params),
-        evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+        params=tuple(params.items()),
+        evidence=tuple(dict.fromkeys(c for c in evidence if c.text or c.numbers)),
     )
+
+
+def _quotes(texts: Sequence[str]) -> list[Clue]:
+    return [Clue(kind="quote", text=text) for text in texts]
+
+
+def _files(paths: Sequence[str]) -> list[Clue]:
+    return [Clue(kind="file", text=path) for path in paths]
 
 
 def _numerics_strength(ctx: _Context) -> tuple[int, list[str]]:
@@ -386,20 +385,19 @@ def _missing_gpu_eval(ctx: _Context) -> Risk | None:
     severity: Severity = "high" if high else "medium"
     if not high and ctx.body.run_evidence:
         severity = "low"  # it ran (tests passed, a CI build, a named device), unmeasured
-    said = list(admitted[:3]) or [t(ctx.lang, "risk.missing-gpu-eval.no-evidence")]
+    said = _quotes(admitted[:3]) or [Clue(kind="absent", text="no-evidence")]
     chosen = set(files)
     backing = [a for a in numerics_areas if not chosen.isdisjoint(a.files)] or (
         [] if files else numerics_areas[:1]
     )
     claimed = {f for a in backing for f in a.files}
     kernels = [f for f in files if f not in claimed]
-    names = [a.title for a in backing] + ([t(ctx.lang, "risk.kernels")] if kernels else [])
     return _risk(
-        ctx,
         "missing-gpu-eval",
         severity,
-        [*said, *(a.id for a in backing), *kernels[:2]],
-        areas=", ".join(dict.fromkeys(names)),
+        [*said, *(Clue(kind="area", text=a.id) for a in backing), *_files(kernels[:2])],
+        areas=tuple(a.id for a in backing),
+        kernels=len(kernels),
     )
 
 
@@ -409,20 +407,20 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
         return None
     result = body.sections.get("test_result")
     if not body.text.strip():
-        evidence = t(ctx.lang, "risk.missing-test-results.empty-body")
+        evidence = Clue(kind="absent", text="empty-body")
     elif result is not None and result.strip():
-        evidence = result.strip().split("\n", 1)[0][:80]
+        evidence = Clue(kind="quote", text=result.strip().split("\n", 1)[0][:80])
     elif result is not None:
-        evidence = t(ctx.lang, "risk.missing-test-results.empty-section")
+        evidence = Clue(kind="absent", text="empty-section")
     elif "test_plan" in body.sections and _named_section(body):
         # One section for plan and results, as vLLM's template has since 0.32
         # ("Validation"): named in the author's words.
         key = "no-result-in" if not body.test_plan_empty else "empty-named"
-        evidence = t(ctx.lang, f"risk.missing-test-results.{key}", section=_named_section(body))
+        evidence = Clue(kind="absent", text=key, detail=_named_section(body))
     elif not body.test_plan_empty:
-        evidence = t(ctx.lang, "risk.missing-test-results.no-result-section")
+        evidence = Clue(kind="absent", text="no-result-section")
     else:
-        evidence = t(ctx.lang, "risk.missing-test-results.no-sections")
+        evidence = Clue(kind="absent", text="no-sections")
     # CI is what vLLM reviewers look at: an empty Test Result matters only where the
     # change needs a run to be trusted and nothing else shows one.
     tests_changed = ctx.tests_changed
@@ -434,7 +432,7 @@ def _missing_test_results(ctx: _Context) -> Risk | None:
         if not ctx.is_test(f) and not ctx.is_docs_ci(f)
     ]
     severity: Severity = "medium" if weighty and not tests_changed else "low"
-    return _risk(ctx, "missing-test-results", severity, [evidence])
+    return _risk("missing-test-results", severity, [evidence])
 
 
 def _named_section(body: PullRequestBody) -> str:
@@ -470,9 +468,8 @@ def _missing_tests(ctx: _Context) -> Risk | None:
         sum(f.changes for f in changed) <= _TINY_CHANGE
     )
     limit = ctx.rules.settings.evidence_files
-    key = "risk.missing-tests.one" if len(sources) == 1 else ""
     severity: Severity = "low" if tiny else "medium"
-    return _risk(ctx, "missing-tests", severity, sources[:limit], key, count=len(sources))
+    return _risk("missing-tests", severity, _files(sources[:limit]), count=len(sources))
 
 
 def _performance_change(ctx: _Context) -> bool:
@@ -485,11 +482,11 @@ def _performance_change(ctx: _Context) -> bool:
 def _release_branch(ctx: _Context) -> Risk | None:
     base = ctx.facts.base_ref
     if ctx.rules.release_branch.search(base) is not None:
-        return _risk(ctx, "release-branch", "high", [f"base: {base}"], reason=base)
+        return _risk("release-branch", "high", [Clue(kind="base", text=base)], reason=base)
     match = _first_match(ctx.rules.backport, ctx.facts.title, ctx.body.text)
     if match is None:
         return None
-    return _risk(ctx, "release-branch", "high", [match], reason=match)
+    return _risk("release-branch", "high", _quotes([match]), reason=match)
 
 
 def _large_diff(ctx: _Context) -> Risk | None:
@@ -508,19 +505,17 @@ def _large_diff(ctx: _Context) -> Risk | None:
         or lines > settings.huge_diff_lines
         or files > settings.huge_diff_files
     )
-    evidence = [f"+{facts.total_additions}/−{facts.total_deletions}", f"{files} files"]
     add, delete = facts.total_additions, facts.total_deletions
+    evidence = [Clue(kind="diff", numbers=(add, delete)), Clue(kind="files", numbers=(files,))]
     if facts.files_truncated:
         # GitHub's PR-files endpoint stops at 3000 files; say how many it listed.
         listed = len(facts.files)
         return _risk(
-            ctx, "large-diff", "medium", evidence, "risk.large-diff.truncated",
+            "large-diff", "medium", evidence,
             listed=listed, files=files, additions=add, deletions=delete,
         )  # fmt: skip
     severity: Severity = "medium" if huge else "low"
-    return _risk(
-        ctx, "large-diff", severity, evidence, files=files, additions=add, deletions=delete
-    )
+    return _risk("large-diff", severity, evidence, files=files, additions=add, deletions=delete)
 
 
 def _new_model_checklist(ctx: _Context) -> Risk | None:
@@ -546,7 +541,7 @@ def _new_model_checklist(ctx: _Context) -> Risk | None:
     missing = [f for f in rules.settings.new_model_required_files if f not in present]
     if not missing:
         return None
-    return _risk(ctx, "new-model-checklist", "medium", missing, missing=", ".join(missing))
+    return _risk("new-model-checklist", "medium", _files(missing), missing=tuple(missing))
 
 
 def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
@@ -557,14 +552,14 @@ def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
     claims = ([tag] if tag else []) + list(body.perf_claims[:3])
     if not claims:
         return None
-    return _risk(ctx, "perf-claim-without-numbers", "medium", claims)
+    return _risk("perf-claim-without-numbers", "medium", _quotes(claims))
 
 
 def _hardware_unverified(ctx: _Context) -> Risk | None:
     if ctx.docs_ci_only:
         return None
     platforms: list[str] = []
-    evidence: list[str] = []
+    evidence: list[Clue] = []
     any_files = False
     for platform in ctx.rules.hardware:
         platform_files = ctx.selected(platform.paths)
@@ -587,17 +582,16 @@ def _hardware_unverified(ctx: _Context) -> Risk | None:
         platforms.append(platform.name)
         any_files = any_files or bool(files)
         if not named:
-            evidence.append(t(ctx.lang, "risk.hardware-unverified.unnamed", platform=platform.name))
-        evidence.extend(files[:3])
+            evidence.append(Clue(kind="platform", text=platform.name))
+        evidence.extend(_files(files[:3]))
     if not platforms:
         return None
     # A platform tag in the title with no platform file behind it says less.
     return _risk(
-        ctx,
         "hardware-unverified",
         "medium" if any_files else "low",
-        [*ctx.body.not_run[:3], *evidence],
-        platforms=", ".join(platforms),
+        [*_quotes(ctx.body.not_run[:3]), *evidence],
+        platforms=tuple(platforms),
     )
 
 
@@ -640,18 +634,15 @@ def _relevant_ci_not_run(ctx: _Context) -> Risk | None:
     candidates = (*plan.steps, *(plan.optional if settings.ci_not_run_optional else ()))
     missing = sorted((s for s in candidates
                       if s.status in _NOT_RUN and _special_hardware(s, settings)),
-                     key=lambda s: -specificity(s))
+                     key=lambda s: -s.specificity)
     if not missing:
         return None
     limit = settings.evidence_files
     evidence = [
-        f"{step_title(s)}{t(ctx.lang, 'render.colon')}{t(ctx.lang, f'render.ci.status.{s.status}')}"
+        Clue(kind="ci-step", text=s.label, detail=s.status, device=s.device, numbers=(s.gpus,))
         for s in missing[:limit]
     ]
-    key = "risk.relevant-ci-not-run.one" if len(missing) == 1 else ""
-    state = t(ctx.lang, f"render.ci.state.{run.state}")
-    return _risk(ctx, "relevant-ci-not-run", "medium", evidence, key,
-                 count=len(missing), state=state)
+    return _risk("relevant-ci-not-run", "medium", evidence, count=len(missing), state=run.state)
 
 
 _CHECKS: tuple[Callable[[_Context], Risk | None], ...] = (

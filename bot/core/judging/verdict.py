@@ -1,4 +1,5 @@
-"""How closely to read a PR: the verdict, a reading-time estimate and a one-line reason.
+"""How closely to read a PR: the verdict, a reading-time estimate and its grounds (which
+rendering words as the one-line reason).
 
 The verdict comes from what a reader must actually read: the changed lines outside
 tests, the lead area (the one holding most of them), the open high-severity risks and
@@ -10,12 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.facts import ChangedFile, PullRequestFacts, is_test_path
-from bot.core.render.i18n import t
-from bot.core.vocabulary import AreaMatch, Criticality, Lang, Risk, Verdict
+from bot.core.vocabulary import AreaMatch, Criticality, Risk, Verdict, VerdictGrounds
 
 CRITICALITY_RANK: dict[Criticality, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 # At or below this many changed code lines a change in a low/medium area is a skim.
@@ -40,7 +41,7 @@ class VerdictCall(BaseModel):
 
     verdict: Verdict
     reading_minutes: int = Field(ge=1)
-    reason: str  # localized, one line
+    grounds: VerdictGrounds  # what it weighed; rendering words the one-line reason
 
 
 def _code_lines(facts: PullRequestFacts) -> tuple[int, int]:
@@ -79,7 +80,6 @@ def judge_verdict(
     facts: PullRequestFacts,
     areas: Sequence[AreaMatch],
     risks: Sequence[Risk],
-    lang: Lang,
     *,
     admitted: bool = False,
     ranked: bool = False,
@@ -122,13 +122,10 @@ def judge_verdict(
         verdict = "deep-read"
     else:
         verdict = "read"
-    reason = _reason(facts, areas, loud, lead, risks, lang)
-    if lead is None and not high_risk and repo_findings:
-        reason += t(lang, "verdict.context")
     return VerdictCall(
         verdict=verdict,
         reading_minutes=_reading_minutes(facts, code, tests, lead, high_risk),
-        reason=reason,
+        grounds=_grounds(facts, areas, loud, lead, risks, repo_findings),
     )
 
 
@@ -145,67 +142,37 @@ def _reading_minutes(
     return max(1, min(_MAX_MINUTES, round(base * pace)))
 
 
-def _reason(
+def _grounds(
     facts: PullRequestFacts,
     areas: Sequence[AreaMatch],
     loud: Sequence[AreaMatch],
     lead: AreaMatch | None,
     risks: Sequence[Risk],
-    lang: Lang,
-) -> str:
-    size = _size(facts, lang)
-    risk_note = _risk_note(risks, lang)
-    if lead is None:
-        if areas:
-            names = ", ".join(dict.fromkeys(a.title for a in areas))
-            return t(lang, "verdict.reason.quiet", areas=names, size=size, risks=risk_note)
-        return t(lang, "verdict.reason.no-areas", size=size, risks=risk_note)
-    area = lead.title
-    if len(loud) > 1:
-        area += t(lang, "verdict.more-areas", count=len(loud) - 1)
-    return t(
-        lang,
-        "verdict.reason.area",
-        criticality=t(lang, f"verdict.criticality.{lead.criticality}"),
-        area=area,
-        size=size,
-        kind=_kind(facts, lang),
-        risks=risk_note,
-    )
-
-
-def _size(facts: PullRequestFacts, lang: Lang) -> str:
-    files = facts.total_changed_files
-    if facts.total_additions + facts.total_deletions == 0:
-        plural = "none" if files == 0 else "one" if files == 1 else "many"
-        return t(lang, f"verdict.size-unknown.{plural}", files=files)
-    return t(
-        lang,
-        "verdict.size.one" if files == 1 else "verdict.size.many",
+    context: bool,
+) -> VerdictGrounds:
+    high_risk = any(r.severity == "high" for r in risks)
+    return VerdictGrounds(
+        lead=lead.id if lead else "",
+        criticality=lead.criticality if lead else "low",
+        more_areas=max(0, len(loud) - 1),
+        areas=() if lead else tuple(a.id for a in areas),
+        files=facts.total_changed_files,
         additions=facts.total_additions,
         deletions=facts.total_deletions,
-        files=files,
+        kind=_kind(facts) if lead else "",
+        high_risk=high_risk,
+        # Low risks live in the collapsed checklist: the headline counts what is shown.
+        open_risks=sum(1 for r in risks if r.severity != "low"),
+        context=context and lead is None and not high_risk,
     )
 
 
-def _kind(facts: PullRequestFacts, lang: Lang) -> str:
+def _kind(facts: PullRequestFacts) -> Literal["", "tests", "new", "removal"]:
     files = facts.files
     if files and all(f.filename.startswith("tests/") for f in files):
-        return t(lang, "verdict.kind.tests")
+        return "tests"
     if files and all(f.status == "added" for f in files):
-        return t(lang, "verdict.kind.new")
+        return "new"
     if facts.total_deletions > 2 * facts.total_additions and facts.total_deletions > TINY_LINES:
-        return t(lang, "verdict.kind.removal")
-    return ""
-
-
-def _risk_note(risks: Sequence[Risk], lang: Lang) -> str:
-    if any(r.severity == "high" for r in risks):
-        return t(lang, "verdict.risks.high")
-    # Low risks live in the collapsed checklist: the headline counts what is shown.
-    shown = [r for r in risks if r.severity != "low"]
-    if shown:
-        if len(shown) == 1:
-            return t(lang, "verdict.risks.open.one")
-        return t(lang, "verdict.risks.open", count=len(shown))
+        return "removal"
     return ""

@@ -73,7 +73,7 @@ def _grouped(steps: Sequence[CiStepRef]) -> list[tuple[str, list[_Named]]]:
         name, label_device = split_label(step.label)
         named = files.setdefault(step.file, {})
         device = _device(step, label_device)
-        depth = specificity(step)
+        depth = step.specificity
         old = named.get(name)
         if old is None:
             named[name] = _Named(name, (device,), depth, (step.status,))
@@ -161,17 +161,11 @@ _NAMED_STATUSES = ("failed", "not-run", "blocked")
 VISIBLE_NAMED = 3  # steps named per status on the head line; the rest are counted
 
 
-def specificity(step: CiStepRef) -> int:
-    """The longest dependency entry that reached the step: the closer to the change,
-    the longer (`vllm/lora/layers` before `vllm/v1`)."""
-    return max((len(m.rstrip("/")) for m in step.matched), default=0)
-
-
 def _names(steps: Sequence[CiStepRef], lang: Lang) -> str:
     """Steps by name, mirrors merged (`LoRA (H200, MI355 DPX)`), the most specific
     first, at most VISIBLE_NAMED."""
     merged: dict[str, list[str]] = {}
-    for step in sorted(steps, key=lambda s: -specificity(s)):
+    for step in sorted(steps, key=lambda s: -s.specificity):
         name, label_device = split_label(step.label)
         devices = merged.setdefault(name, [])
         device = _device(step, label_device)

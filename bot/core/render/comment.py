@@ -39,6 +39,7 @@ from bot.core.render.sections import (
 )
 from bot.core.render.specific import check_lines, link_lines
 from bot.core.render.unavailable import unavailable_lines
+from bot.core.render.words import verdict_reason
 from bot.core.vocabulary import Lang
 
 __all__ = [
@@ -208,7 +209,9 @@ def _head(digest: Digest) -> Iterator[str]:
     if digest.verdict != "quiet":
         minutes = t(lang, "render.minutes", minutes=max(1, digest.reading_minutes))
         headline = f"{headline} · {minutes}"
-    reason = digest.verdict_reason or (
+    worded = verdict_reason(digest.verdict_grounds, digest.areas, lang) \
+        if digest.verdict_grounds else ""
+    reason = worded or (
         t(lang, "render.quiet_reason") if digest.verdict == "quiet" else ""
     )
     yield render_marker(digest_marker(digest))

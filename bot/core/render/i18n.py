@@ -531,7 +531,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     },
     "view.empty.clear": {"en": "Show every label", "zh": "显示全部标签"},
     "view.not_found": {"en": "Not found", "zh": "未找到"},
-    # The triage queue (bot/core/triage.py, bot/view/templates/).
+    # The triage queue (bot/core/judging/triage.py, bot/view/templates/).
     "view.verdict.deep-read": {"en": "deep read", "zh": "需要精读"},
     "view.verdict.read": {"en": "read", "zh": "值得一读"},
     "view.verdict.skim": {"en": "skim", "zh": "浏览即可"},

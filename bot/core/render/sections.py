@@ -20,6 +20,14 @@ from typing import Literal, TypeVar
 from bot.core.findings import Digest
 from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
+from bot.core.render.words import (
+    area_title,
+    note_text,
+    risk_evidence,
+    risk_text,
+    rule_text,
+    trace_note,
+)
 from bot.core.vocabulary import Evidence, Lang, Symbol, TraceEntry
 
 _ID_FORBIDDEN = re.compile(r"[^A-Za-z0-9._/-]")
@@ -105,12 +113,13 @@ def who_lines(digest: Digest) -> Iterator[str]:
     shown_files: set[str] = set()
     named: set[str] = set()
     for area in digest.areas:
-        line = f"- **{sanitize_trusted(area.title, 120)}**"
+        line = f"- **{sanitize_trusted(area_title(area, lang), 120)}**"
         if area.files:
             count = _count(lang, "render.files_count", len(area.files))
             line += t(lang, "render.paren", text=count)
-        if area.audience:
-            line += f" — {sanitize_trusted(area.audience, 200)}"
+        audience = rule_text(area.audience, lang)
+        if audience:
+            line += f" — {sanitize_trusted(audience, 200)}"
         owners = _ordered(o for f in area.files for o in owned.get(f, ()))
         shown_files.update(area.files)
         named.update(owners)
@@ -173,21 +182,23 @@ def _checklist_items(digest: Digest, d: Detail) -> tuple[list[_Item], list[_Item
         if ident in seen:
             continue
         seen.add(ident)
-        text = f"{t(lang, f'render.severity.{risk.severity}')} {sanitize_trusted(risk.text, 300)}"
-        evidence = _limited(risk.evidence, _evidence_code, d.evidence_max, d, lang)
+        worded = risk_text(risk, digest.areas, lang)
+        text = f"{t(lang, f'render.severity.{risk.severity}')} {sanitize_trusted(worded, 300)}"
+        evidence = _limited(risk_evidence(risk, lang), _evidence_code, d.evidence_max, d, lang)
         item = _Item(ident, text, evidence)
         if risk.severity != "low" and len(visible) < MAX_VISIBLE_RISKS:
             visible.append(item)
         else:
             collapsed.append(item)
     for area in digest.areas:
-        title = sanitize_trusted(area.title, 120)
+        title = sanitize_trusted(area_title(area, lang), 120)
         for check in area.checklist:
             ident = item_id(check.id)
             if ident in seen:
                 continue
             seen.add(ident)
-            collapsed.append(_Item(ident, sanitize_trusted(check.text, 300), title))
+            collapsed.append(_Item(ident, sanitize_trusted(rule_text(check.text, lang), 300),
+                                   title))
     return visible, collapsed
 
 
@@ -317,8 +328,9 @@ def _trace_line(entry: TraceEntry, lang: Lang, limit: int | None, d: Detail) -> 
     mark = "✅" if entry.fired else "▫️"
     status = t(lang, "render.fired" if entry.fired else "render.near_miss")
     line = f"- {mark} {escape_code(entry.rule, 80)} · {status}"
-    if entry.note:
-        line += f" — {sanitize_trusted(entry.note, 200)}"
+    note = trace_note(entry, lang)
+    if note:
+        line += f" — {sanitize_trusted(note, 200)}"
     elif not entry.fired and not entry.evidence:
         line += f" — {t(lang, 'render.nothing_matched')}"
     if entry.evidence:
@@ -351,7 +363,7 @@ def trace_lines(digest: Digest, d: Detail) -> Iterator[str]:
 
 def note_lines(digest: Digest, d: Detail) -> Iterator[str]:
     lang = digest.lang
-    found = list(digest.notes)
+    found = [note_text(note, lang) for note in digest.notes]
     if d.trace == "fired" and digest.trace:
         found.append(t(lang, "render.trace_trimmed"))
     elif d.trace == "none" and digest.trace:

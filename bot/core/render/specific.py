@@ -16,6 +16,7 @@ from bot.core.reading.decisions import decision_kind
 from bot.core.reading.specifics import Decision, Link, StructureNote, ValueChange
 from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
+from bot.core.render.words import area_title, rule_text
 from bot.core.render.zh_text import has_han
 from bot.core.vocabulary import Lang
 
@@ -134,8 +135,9 @@ def _area_questions(digest: Digest) -> Iterator[str]:
         quiet_here = not area.files or specific & set(area.files)
         standing = () if quiet_here or triggered else area.focus[:1]
         for question in (*triggered, *standing):
-            title = sanitize_trusted(area.title, 120)
-            yield f"- **{title}**{t(lang, 'render.colon')}{sanitize_trusted(question, 300)}"
+            title = sanitize_trusted(area_title(area, lang), 120)
+            text = sanitize_trusted(rule_text(question, lang), 300)
+            yield f"- **{title}**{t(lang, 'render.colon')}{text}"
 
 
 def _link_text(link: Link, lang: Lang) -> str:

@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.core.facts import PullRequestFacts, is_test_path
-from bot.core.render.i18n import t
 from bot.core.rules.added import added_lines
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
-from bot.core.rules.schema import CRITICALITY_ORDER
-from bot.core.vocabulary import AreaMatch, ChecklistItem, Evidence, Lang, TraceEntry
+from bot.core.rules.schema import CRITICALITY_ORDER, LocalizedText
+from bot.core.vocabulary import AreaMatch, ChecklistItem, Evidence, RuleText, TraceEntry
 
 MAX_FILES_PER_AREA = 20  # files beyond this are counted, not listed, in the reasons
 MAX_NOTES = 3
@@ -82,26 +81,28 @@ def _applies(when: CompiledCondition | None, scan: PullRequestScan, rule: str) -
     return when is None or evaluate(when, scan, rule).ok
 
 
-def _area_match(
-    area: CompiledArea, outcome: Outcome, scan: PullRequestScan, lang: Lang
-) -> AreaMatch:
+def _text(text: LocalizedText) -> RuleText:
+    return RuleText(en=text.en, zh=text.zh)
+
+
+def _area_match(area: CompiledArea, outcome: Outcome, scan: PullRequestScan) -> AreaMatch:
     files = sorted(set(outcome.files), key=scan.order.__getitem__)
     return AreaMatch(
         id=area.id,
-        title=area.title.text(lang),
-        audience=area.audience.text(lang),
+        title=_text(area.title),
+        audience=_text(area.audience),
         criticality=area.criticality,
         numerics=area.numerics,
         files=tuple(files),
         reasons=_capped(outcome.evidence),
-        focus=tuple(f.text.text(lang) for f in area.focus if _applies(f.when, scan, area.id)),
+        focus=tuple(_text(f.text) for f in area.focus if _applies(f.when, scan, area.id)),
         focus_triggered=tuple(
-            f.text.text(lang)
+            _text(f.text)
             for f in area.focus
             if f.when is not None and _applies(f.when, scan, area.id)
         ),
         checklist=tuple(
-            ChecklistItem(id=c.id, text=c.text.text(lang))
+            ChecklistItem(id=c.id, text=_text(c.text))
             for c in area.checklist
             if _applies(c.when, scan, area.id) and not _met_by_files(c.text.en, scan.facts)
         ),
@@ -111,12 +112,10 @@ def _area_match(
     )
 
 
-def _trace(area: CompiledArea, outcome: Outcome, files: int, lang: Lang) -> TraceEntry:
+def _trace(area: CompiledArea, outcome: Outcome, files: int) -> TraceEntry:
     if outcome.ok:
-        note = ""
-        if files:
-            note = t(lang, "trace.files.one") if files == 1 else t(lang, "trace.files", count=files)
-        return TraceEntry(rule=area.id, fired=True, evidence=_capped(outcome.evidence), note=note)
+        return TraceEntry(rule=area.id, fired=True, evidence=_capped(outcome.evidence),
+                          files=files)
     notes = list(dict.fromkeys(outcome.notes))[:MAX_NOTES]
     if not notes and outcome.evidence:
         notes = ["partly matched"]
@@ -125,7 +124,7 @@ def _trace(area: CompiledArea, outcome: Outcome, files: int, lang: Lang) -> Trac
     )
 
 
-def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatchResult:
+def match_areas(facts: PullRequestFacts, rules: RuleSet) -> AreaMatchResult:
     scan = PullRequestScan(facts, rules)
     matches: list[AreaMatch] = []
     trace: list[TraceEntry] = []
@@ -134,8 +133,8 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet, lang: Lang) -> AreaMatc
         if outcome.ok and not _opens(outcome, facts):
             outcome = Outcome(ok=False, evidence=outcome.evidence, notes=[_WEAK_ADDED])
         if outcome.ok:
-            matches.append(_area_match(area, outcome, scan, lang))
-        trace.append(_trace(area, outcome, len(set(outcome.files)), lang))
+            matches.append(_area_match(area, outcome, scan))
+        trace.append(_trace(area, outcome, len(set(outcome.files))))
     matches.sort(key=lambda m: (CRITICALITY_ORDER[m.criticality], -len(m.files), m.id))
     return AreaMatchResult(
         areas=tuple(matches), trace=tuple(trace), added_complete=scan.added_complete,

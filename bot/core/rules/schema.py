@@ -11,10 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.core.render.zh_text import full_width, space_mixed
 from bot.core.rules.globs import glob_problem
 from bot.core.rules.patterns import pattern_problem
-from bot.core.vocabulary import Criticality, Lang
+from bot.core.vocabulary import Criticality
 
 _ID = r"^[a-z0-9][a-z0-9-]*$"
 # The JSON Schema dialect of every schema we write for editors (rules/*.schema.json).
@@ -28,6 +27,7 @@ def _anyof_string(schema: dict[str, Any]) -> None:
     schema["anyOf"] = [{"type": "string"}, as_object]
 
 
+# Rules carry both languages as written (vocabulary.RuleText); rendering picks one.
 class LocalizedText(BaseModel):
     """A plain string (English) or `{en: ..., zh: ...}`; Chinese falls back to English."""
 
@@ -44,11 +44,6 @@ class LocalizedText(BaseModel):
     @classmethod
     def _from_plain_string(cls, value: object) -> object:
         return {"en": value} if isinstance(value, str) else value
-
-    def text(self, lang: Lang) -> str:
-        if lang == "zh" and self.zh:
-            return space_mixed(full_width(self.zh))
-        return self.en
 
 
 def _check_regex(value: str | None) -> str | None:

@@ -13,8 +13,8 @@ from bot.core.commands.parse import (
     commands_added,
     find_spec,
     parse_commands,
-    render_help_table,
 )
+from bot.core.render.commands import render_help_table
 from bot.core.render.i18n import CATALOGUE
 from bot.core.vocabulary import Lang
 

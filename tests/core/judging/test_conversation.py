@@ -8,13 +8,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, Conversation, PullRequestFacts, Remark
 from bot.core.findings import CiPlan, CiRun, CiStepRef
 from bot.core.judging.conversation import read_conversation
 from bot.core.judging.risks import assess_risks
 from bot.core.reading.body import parse_body
 from bot.core.render.comment import render_digest, risk_level
+from bot.core.render.contract import digest_json
 from bot.rulebook.files import load_rules
 
 RULES = load_rules(Path(__file__).resolve().parents[3] / "rules")
@@ -199,9 +200,9 @@ def test_a_ci_risk_is_weighed_with_the_same_ci_plan_and_never_cleared_by_a_comme
                                            reported=1))
     pr = facts()
     areas = digest(pr).areas
-    risks = assess_risks(pr, parse_body(pr.body), areas, RULES.risks, "en", ci=plan)
+    risks = assess_risks(pr, parse_body(pr.body), areas, RULES.risks, ci=plan)
     assert {"relevant-ci-not-run", "missing-gpu-eval"} <= {r.id for r in risks}
-    reading = read_conversation(pr, parse_body(pr.body), areas, risks, RULES.risks, "en",
+    reading = read_conversation(pr, parse_body(pr.body), areas, risks, RULES.risks,
                                 Conversation(remarks=(say("comment", "author", LM_EVAL, 5),)),
                                 ci=plan)
     assert "relevant-ci-not-run" in {r.id for r in reading.risks}

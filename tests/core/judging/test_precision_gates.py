@@ -9,7 +9,7 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.judging.risks import assess_risks
 from bot.core.reading.body import parse_body
 from bot.core.rules.risk_settings import RiskSettings
-from bot.core.vocabulary import AreaMatch, Risk
+from bot.core.vocabulary import AreaMatch, Clue, Risk
 
 # The vLLM PR template as GitHub shows it to an author who filled in only the purpose.
 TEMPLATE_FOOTER = (
@@ -162,7 +162,7 @@ def _risks(
     files: tuple[ChangedFile, ...], body: str, areas: tuple[AreaMatch, ...] = (), **facts: str
 ) -> dict[str, Risk]:
     pr = PullRequestFacts(files=files, **facts)
-    return {r.id: r for r in assess_risks(pr, parse_body(body), areas, SETTINGS, "en")}
+    return {r.id: r for r in assess_risks(pr, parse_body(body), areas, SETTINGS)}
 
 
 def _patched(name: str, *added: str, status: str = "modified") -> ChangedFile:
@@ -179,7 +179,7 @@ def test_forward_compute_is_high_only_where_the_author_admits_the_gap() -> None:
     files = (_patched(MOE, "    topk_weights = topk_weights / topk_weights.sum(-1, keepdim=True)"),)
     risk = _risks(files, SILENT)["missing-gpu-eval"]
     assert risk.severity == "medium"
-    assert MOE in risk.evidence
+    assert Clue(kind="file", text=MOE) in risk.evidence
     admitted = _risks(files, SILENT + "\nNot yet run on a GPU.\n")["missing-gpu-eval"]
     assert admitted.severity == "high"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,9 @@ from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import CiPlan, CiRun, CiStepRef
 from bot.core.judging.risks import assess_risks, compile_risk_settings
 from bot.core.reading.body import parse_body
+from bot.core.render.words import risk_evidence, risk_text
 from bot.core.rules.risk_settings import RiskSettings
-from bot.core.vocabulary import AreaMatch, Criticality, Lang, Risk
+from bot.core.vocabulary import AreaMatch, Clue, Criticality, Lang, Risk, Severity
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = {
@@ -66,16 +68,37 @@ def pr(*files: str | ChangedFile, **fields: Any) -> PullRequestFacts:
     return PullRequestFacts(files=changed, changed_files=len(changed), **fields)
 
 
+@dataclass(frozen=True)
+class Worded:
+    """A risk (data) with its words as the digest shows them (bot/core/render/words.py)."""
+
+    data: Risk
+    text: str
+    evidence: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def severity(self) -> Severity:
+        return self.data.severity
+
+
+def worded(risk: Risk, areas: tuple[AreaMatch, ...], lang: Lang) -> Worded:
+    return Worded(risk, risk_text(risk, areas, lang), risk_evidence(risk, lang))
+
+
 def assess(
     facts: PullRequestFacts,
     body: str | None = GOOD_BODY,
     areas: tuple[AreaMatch, ...] = (),
     lang: Lang = "en",
     settings: RiskSettings = SETTINGS,
-) -> dict[str, Risk]:
-    risks = assess_risks(facts, parse_body(body), areas, settings, lang)
+) -> dict[str, Worded]:
+    risks = assess_risks(facts, parse_body(body), areas, settings)
     assert len({r.id for r in risks}) == len(risks)
-    return {r.id: r for r in risks}
+    return {r.id: worded(r, areas, lang) for r in risks}
 
 
 COMPILE_FILE = "vllm/compilation/fusion.py"
@@ -173,7 +196,7 @@ def test_one_ask_for_a_run_the_most_specific_at_the_highest_severity() -> None:
     patched = ChangedFile(filename=kernel, additions=1, patch="@@ -1 +1 @@\n+  out = x * s;")
     xpu = pr(patched, title="[XPU] fuse the norm")
     kernels = area("kernels", (kernel,), numerics=True, criticality="high")
-    assert assess_risks(xpu, parse_body(body), (kernels,), SETTINGS, "en")  # sanity
+    assert assess_risks(xpu, parse_body(body), (kernels,), SETTINGS)  # sanity
     both = assess(xpu, body, (kernels,))
     assert set(both) & {"missing-gpu-eval", "missing-test-results"} == set()
     assert both["hardware-unverified"].severity == "high"
@@ -370,14 +393,19 @@ def ci(*steps: CiStepRef, run: CiRun | None = BUILD, **fields: Any) -> CiPlan:
 
 
 def assess_ci(plan: CiPlan, lang: Lang = "en",
-              settings: RiskSettings = SETTINGS) -> Risk | None:
-    risks = assess_risks(pr(*TESTED), parse_body(GOOD_BODY), (), settings, lang, ci=plan)
-    return {r.id: r for r in risks}.get("relevant-ci-not-run")
+              settings: RiskSettings = SETTINGS) -> Worded | None:
+    risks = assess_risks(pr(*TESTED), parse_body(GOOD_BODY), (), settings, ci=plan)
+    found = {r.id: r for r in risks}.get("relevant-ci-not-run")
+    return worded(found, (), lang) if found else None
 
 
 def test_a_special_hardware_step_the_finished_build_did_not_run() -> None:
     risk = assess_ci(ci(H200, B200))
     assert risk is not None
+    # The finding is data: how many steps, the build's state, each step and its status.
+    assert risk.data.params == (("count", 1), ("state", "blocked"))
+    assert risk.data.evidence == (Clue(kind="ci-step", text=H200.label, detail="not-run",
+                                       device=H200.device, numbers=(H200.gpus,)),)
     assert risk.severity == "medium"
     assert risk.evidence == ("Multimodal Processor (H200 MIG 35GB): not run",)
     assert "1 CI step" in risk.text
@@ -451,7 +479,7 @@ def test_high_risks_come_first() -> None:
     facts = pr(
         ChangedFile(filename=COMPILE_FILE, additions=1200, deletions=10), base_ref="releases/v1"
     )
-    risks = assess_risks(facts, parse_body("## Test Result\nTBD"), (COMPILE,), SETTINGS, "en")
+    risks = assess_risks(facts, parse_body("## Test Result\nTBD"), (COMPILE,), SETTINGS)
     severities = [r.severity for r in risks]
     assert severities == sorted(severities, key=["high", "medium", "low"].index)
     assert [r.id for r in risks][:2] == ["missing-gpu-eval", "release-branch"]

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from bot.core.facts import ChangedFile, PullRequestFacts
-from bot.core.judging.verdict import judge_verdict, rank_areas
-from bot.core.vocabulary import AreaMatch, Criticality, Risk, Severity, Verdict
+from bot.core.judging.verdict import VerdictCall, judge_verdict, rank_areas
+from bot.core.render.words import verdict_reason
+from bot.core.vocabulary import AreaMatch, Criticality, Lang, Risk, Severity, Verdict
+
+
+def reason(call: VerdictCall, areas: tuple[AreaMatch, ...], lang: Lang = "en") -> str:
+    """The one-line reason rendering words from the verdict's grounds."""
+    return verdict_reason(call.grounds, areas, lang)
 
 
 def area(
@@ -86,22 +92,22 @@ def test_verdict_table(
     risks: tuple[Risk, ...],
     expected: Verdict,
 ) -> None:
-    call = judge_verdict(facts, areas, risks, "en")
+    call = judge_verdict(facts, areas, risks)
     assert call.verdict == expected
     assert call.reading_minutes >= 1
 
 
 def test_a_repository_finding_is_never_quiet() -> None:
     facts = pr(40, 3, name="docs/a.md")
-    assert judge_verdict(facts, (DOCS,), (), "en").verdict == "quiet"
-    assert judge_verdict(facts, (DOCS,), (), "en", repo_findings=True).verdict == "skim"
+    assert judge_verdict(facts, (DOCS,), ()).verdict == "quiet"
+    assert judge_verdict(facts, (DOCS,), (), repo_findings=True).verdict == "skim"
 
 
 def test_an_admitted_gap_makes_even_a_small_change_a_deep_read() -> None:
     # "...unless the author admits a gap": "Not yet run — needs a GPU run before merge".
-    call = judge_verdict(pr(5, 1), (COMPILE,), (risk("high"),), "en", admitted=True)
+    call = judge_verdict(pr(5, 1), (COMPILE,), (risk("high"),), admitted=True)
     assert call.verdict == "deep-read"
-    assert judge_verdict(pr(5, 1), (FRONTEND,), (), "en", admitted=True).verdict == "skim"
+    assert judge_verdict(pr(5, 1), (FRONTEND,), (), admitted=True).verdict == "skim"
 
 
 def _claiming(base: AreaMatch, *files: str) -> AreaMatch:
@@ -121,18 +127,20 @@ def test_the_lead_area_holds_most_changed_code_lines() -> None:
     frontend = _claiming(FRONTEND, *(f.filename for f in files[:3]))
     multimodal = _claiming(area("multimodal", "high"), "vllm/entrypoints/chat_utils.py")
     tests_heavy = _claiming(COMPILE, "tests/entrypoints/test_chat.py")
-    call = judge_verdict(facts, (tests_heavy, multimodal, frontend), (), "en")
-    assert call.reason.startswith("Medium-criticality frontend (+2 more) change")
+    call = judge_verdict(facts, (tests_heavy, multimodal, frontend), ())
+    assert (call.grounds.lead, call.grounds.more_areas) == ("frontend", 2)
+    assert reason(call, (tests_heavy, multimodal, frontend)).startswith(
+        "Medium-criticality frontend (+2 more) change")
     assert call.verdict == "read"
     # Areas already in reading order (as build_digest passes them) are not ranked again.
     ranked = rank_areas(facts, (tests_heavy, multimodal, frontend))
     assert ranked[0] is frontend
-    assert judge_verdict(facts, ranked, (), "en", ranked=True) == call
+    assert judge_verdict(facts, ranked, (), ranked=True) == call
 
 
 def test_reason_names_criticality_area_size_and_risks() -> None:
-    call = judge_verdict(pr(412, 37, 9), (COMPILE,), (risk("high"),), "en")
-    assert call.reason == (
+    call = judge_verdict(pr(412, 37, 9), (COMPILE,), (risk("high"),))
+    assert reason(call, (COMPILE,)) == (
         "High-criticality torch.compile change, +412/−37 in 9 files, with open high-severity risks"
     )
 
@@ -146,17 +154,19 @@ def test_reason_names_criticality_area_size_and_risks() -> None:
     ],
 )  # fmt: skip
 def test_reason_counts_the_shown_risks_in_words(risks: tuple[Risk, ...], note: str) -> None:
-    call = judge_verdict(pr(412, 37, 9), (COMPILE,), risks, "en")
-    assert call.reason == f"High-criticality torch.compile change, +412/−37 in 9 files{note}"
+    call = judge_verdict(pr(412, 37, 9), (COMPILE,), risks)
+    assert reason(call, (COMPILE,)) == (
+        f"High-criticality torch.compile change, +412/−37 in 9 files{note}")
 
 
 def test_reason_in_chinese_and_for_more_areas() -> None:
-    call = judge_verdict(pr(5, 1), (FRONTEND, COMPILE), (), "zh")
-    assert call.reason == "高关键度的 torch.compile（另有 1 个领域）改动，1 个文件 +5/−1"
+    call = judge_verdict(pr(5, 1), (FRONTEND, COMPILE), ())
+    assert reason(call, (FRONTEND, COMPILE), "zh") == (
+        "高关键度的 torch.compile（另有 1 个领域）改动，1 个文件 +5/−1")
 
 
 @pytest.mark.parametrize(
-    ("facts", "areas", "reason"),
+    ("facts", "areas", "words"),
     [
         (pr(3, 0, name="docs/a.md"), (DOCS,), "Only docs changes, +3/−0 in 1 file"),
         (pr(7, 2), (), "No area rule matched, +7/−2 in 1 file"),
@@ -171,19 +181,19 @@ def test_reason_in_chinese_and_for_more_areas() -> None:
     ],
 )  # fmt: skip
 def test_reason_variants(
-    facts: PullRequestFacts, areas: tuple[AreaMatch, ...], reason: str
+    facts: PullRequestFacts, areas: tuple[AreaMatch, ...], words: str
 ) -> None:
-    assert judge_verdict(facts, areas, (), "en").reason == reason
+    assert reason(judge_verdict(facts, areas, ()), areas) == words
 
 
 def test_reading_time_grows_sublinearly_and_with_criticality() -> None:
     def minutes(lines: int, areas: tuple[AreaMatch, ...]) -> int:
-        return judge_verdict(pr(lines, 0), areas, (), "en").reading_minutes
+        return judge_verdict(pr(lines, 0), areas, ()).reading_minutes
 
     small, medium, large = (minutes(n, (FRONTEND,)) for n in (10, 400, 4000))
     assert small < medium < large
     assert large < 10 * medium  # ten times the lines, far less than ten times the time
     assert minutes(400, (ATTENTION,)) > minutes(400, (FRONTEND,)) > minutes(400, (DOCS,))
-    assert judge_verdict(pr(1, 0, name="docs/a.md"), (DOCS,), (), "en").reading_minutes == 1
-    high = judge_verdict(pr(400, 0), (FRONTEND,), (risk("high"),), "en").reading_minutes
+    assert judge_verdict(pr(1, 0, name="docs/a.md"), (DOCS,), ()).reading_minutes == 1
+    high = judge_verdict(pr(400, 0), (FRONTEND,), (risk("high"),)).reading_minutes
     assert high > minutes(400, (FRONTEND,))

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.reading.body import parse_body
 from bot.core.reading.template import parse_template, strip_against
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.repo_config.config import RepoConfig
 from bot.core.vocabulary import Lang
 from bot.rulebook.files import load_rules

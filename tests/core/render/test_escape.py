@@ -11,7 +11,17 @@ from hypothesis import strategies as st
 from bot.core.render.comment import digest_marker, render_digest, ticked_ids
 from bot.core.render.escape import WORD_JOINER, escape_code, escape_text, sanitize_trusted
 from bot.core.render.marker import parse_marker
-from bot.core.vocabulary import Evidence, Reviewers, Risk, RoutingOutcome, Symbol, TraceEntry
+from bot.core.vocabulary import (
+    Clue,
+    Evidence,
+    Note,
+    Reviewers,
+    Risk,
+    RoutingOutcome,
+    RuleText,
+    Symbol,
+    TraceEntry,
+)
 from tests.core.render.test_render import deep_read_digest
 
 HOSTILE = [
@@ -95,8 +105,12 @@ def untrusted_digest(s: str) -> str:
         update={
             "risks": (
                 *base.risks,
-                Risk(id="large-diff", severity="low", text="Large diff", evidence=(s, s)),
+                Risk(id="large-diff", severity="low",
+                     params=(("files", 50), ("additions", 9000), ("deletions", 10)),
+                     evidence=(Clue(kind="quote", text=s), Clue(kind="file", text=s))),
             ),
+            # The refused config's problem is quoted from the repository's own file.
+            "notes": (Note(id="repo-config-invalid", text=s),),
             "symbols": (*base.symbols, Symbol(file=s, name=s, change="added")),
             "removed_files": (s,),
             "labels": (s, "torch.compile"),
@@ -119,13 +133,11 @@ def untrusted_digest(s: str) -> str:
 def trusted_digest(s: str) -> str:
     """`s` in the catalogue/rule fields: Markdown stays, the hard guarantees must hold."""
     base = deep_read_digest()
-    area = base.areas[0].model_copy(update={"title": s, "audience": s, "focus": (s,)})
+    area = base.areas[0].model_copy(
+        update={"title": RuleText(en=s), "audience": RuleText(en=s), "focus": (RuleText(en=s),)})
     digest = base.model_copy(
         update={
-            "verdict_reason": s,
-            "notes": (s,),
             "areas": (area, *base.areas[1:]),
-            "risks": (*base.risks, Risk(id="large-diff", severity="low", text=s)),
             "routing": RoutingOutcome(skipped=(("someone", s),)),
             "trace": (*base.trace, TraceEntry(rule="r", fired=False, note=s)),
         }

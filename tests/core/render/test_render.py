@@ -20,13 +20,16 @@ from bot.core.render.marker import parse_marker
 from bot.core.vocabulary import (
     AreaMatch,
     ChecklistItem,
+    Clue,
     Evidence,
     Lang,
+    Note,
     Reviewers,
     Risk,
     RoutingOutcome,
     Symbol,
     TraceEntry,
+    VerdictGrounds,
 )
 from tests.golden_files import assert_golden
 
@@ -34,11 +37,6 @@ SHA = "3f5c2a9be0d14c7e8a6b1f2d3c4e5f60718293a4"
 
 # Localized (trusted) texts as the rule and risk modules would supply them.
 TEXT: dict[str, dict[Lang, str]] = {
-    "deep_reason": {
-        "en": "Changes how torch.compile splits graphs and captures CUDA graphs; "
-        "no GPU evaluation reported.",
-        "zh": "改动了 torch.compile 的图切分与 CUDA graph 捕获；未报告 GPU 评测。",
-    },
     "compile_title": {"en": "torch.compile", "zh": "torch.compile"},
     "compile_audience": {
         "en": "compile owners (Dynamo/Inductor integration)",
@@ -65,28 +63,13 @@ TEXT: dict[str, dict[Lang, str]] = {
         "en": "Are the capture sizes still padded the same way?",
         "zh": "捕获尺寸的填充方式是否保持不变？",
     },
-    "risk_gpu": {
-        "en": "Numerics-relevant change without a GPU evaluation",
-        "zh": "影响数值结果的改动缺少 GPU 评测",
-    },
-    "risk_results": {"en": "Test plan without test results", "zh": "有测试计划但没有测试结果"},
     "near_miss": {
         "en": "paths matched, but only comments changed",
         "zh": "路径命中，但只改了注释",
     },
     "skip_busy": {"en": "marked busy", "zh": "标记为忙碌"},
-    "skim_reason": {
-        "en": "Small frontend change with tests; a quick look is enough.",
-        "zh": "带测试的小型前端改动，快速浏览即可。",
-    },
     "frontend_title": {"en": "Frontend / API server", "zh": "前端 / API 服务"},
     "frontend_audience": {"en": "OpenAI-compatible server owners", "zh": "OpenAI 兼容服务负责人"},
-    "risk_tests": {"en": "Source change without a test change", "zh": "源码改动未附带测试改动"},
-    "quiet_reason": {"en": "Documentation-only change.", "zh": "仅文档改动。"},
-    "note_listed": {
-        "en": "GitHub lists only 3,000 of this PR's 3,120 changed files.",
-        "zh": "GitHub 只列出了本 PR 3,120 个改动文件中的 3,000 个。",
-    },
 }
 
 
@@ -126,20 +109,21 @@ def deep_read_digest(lang: Lang = "en", *, explain: bool = False) -> Digest:
         rules_version="9c1d2e7f",
         verdict="deep-read",
         reading_minutes=25,
-        verdict_reason=tx("deep_reason", lang),
+        verdict_grounds=VerdictGrounds(lead="compile", criticality="high", more_areas=1,
+                                       files=4, additions=310, deletions=120, high_risk=True),
         areas=(compile_area, cudagraph_area),
         risks=(
             Risk(
                 id="missing-gpu-eval",
                 severity="high",
-                text=tx("risk_gpu", lang),
-                evidence=("Model evaluation: Not yet run", "vllm/compilation/backends.py"),
+                params=(("areas", ("compile",)), ("kernels", 0)),
+                evidence=(Clue(kind="quote", text="Model evaluation: Not yet run"),
+                          Clue(kind="file", text="vllm/compilation/backends.py")),
             ),
             Risk(
                 id="missing-test-results",
                 severity="medium",
-                text=tx("risk_results", lang),
-                evidence=("## Test Result",),
+                evidence=(Clue(kind="quote", text="## Test Result"),),
             ),
         ),
         symbols=(
@@ -212,7 +196,8 @@ def skim_digest(lang: Lang = "en") -> Digest:
         rules_version="9c1d2e7f",
         verdict="skim",
         reading_minutes=3,
-        verdict_reason=tx("skim_reason", lang),
+        verdict_grounds=VerdictGrounds(lead="frontend", criticality="medium", files=1,
+                                       additions=12, deletions=3),
         areas=(
             AreaMatch(
                 id="frontend",
@@ -224,7 +209,7 @@ def skim_digest(lang: Lang = "en") -> Digest:
                 labels=("frontend",),
             ),
         ),
-        risks=(Risk(id="missing-tests", severity="low", text=tx("risk_tests", lang)),),
+        risks=(Risk(id="missing-tests", severity="low", params=(("count", 1),)),),
         symbols=(
             Symbol(
                 file="vllm/entrypoints/openai/serving_chat.py",
@@ -240,7 +225,7 @@ def skim_digest(lang: Lang = "en") -> Digest:
                 evidence=(Evidence(rule="frontend", kind="label", subject="frontend"),),
             ),
         ),
-        notes=(tx("note_listed", lang),),
+        notes=(Note(id="files-truncated", numbers=(3000, 3120)),),
     )
 
 
@@ -253,7 +238,7 @@ def quiet_digest(lang: Lang = "en") -> Digest:
         rules_version="9c1d2e7f",
         verdict="quiet",
         reading_minutes=1,
-        verdict_reason=tx("quiet_reason", lang),
+        verdict_grounds=VerdictGrounds(areas=("docs",), files=1, additions=3),
     )
 
 
@@ -360,10 +345,13 @@ def _huge_digest(n_files: int = 3000) -> Digest:
         for f in files
         for j in range(6)
     )
-    huge_evidence = tuple(f"evidence snippet {i} " + "x" * 300 for i in range(2000))
+    huge_evidence = tuple(Clue(kind="quote", text=f"evidence snippet {i} " + "x" * 300)
+                          for i in range(2000))
     risks = tuple(
-        Risk(id=f"risk-{k}", severity="medium", text=f"Risk number {k}", evidence=huge_evidence)
-        for k in range(5)
+        Risk(id=risk_id, severity="medium", evidence=huge_evidence,
+             params=(("count", 7), ("platforms", ("ROCm",)), ("missing", ("a.py",))))
+        for risk_id in ("missing-gpu-eval", "missing-test-results", "missing-tests",
+                        "perf-claim-without-numbers", "hardware-unverified")
     )
     trace = tuple(
         TraceEntry(
@@ -413,7 +401,7 @@ def test_any_budget_is_respected_without_cutting_a_line(budget: int) -> None:
 
 def test_degrades_evidence_before_symbols() -> None:
     digest = deep_read_digest()
-    many = tuple(f"phrase {i} " + "y" * 200 for i in range(1000))
+    many = tuple(Clue(kind="quote", text=f"phrase {i} " + "y" * 200) for i in range(1000))
     risk = digest.risks[0].model_copy(update={"evidence": many})
     body = render_digest(digest.model_copy(update={"risks": (risk, *digest.risks[1:])}))
     assert "+997 more" in body  # evidence shortened to 3 ...

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, CommitStatus, HeadStatuses, PullRequestFacts
 from bot.core.findings import Digest
 from bot.core.render.ci import ci_detail_lines, ci_lines
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
+from bot.core.render.words import risk_evidence
 from bot.core.repo_config.config import RepoConfig
 from bot.core.repo_config.pipeline import parse_pipeline
 from bot.core.vocabulary import Lang
@@ -108,4 +110,4 @@ def test_the_json_carries_the_build_and_each_steps_status() -> None:
 def test_a_blocked_build_without_the_h200_step_is_a_risk() -> None:
     risk = {r.id: r for r in digest(BLOCKED).risks}["relevant-ci-not-run"]
     assert risk.severity == "medium"
-    assert "V1 KV Offload (H200 MIG 35GB): not run" in risk.evidence
+    assert "V1 KV Offload (H200 MIG 35GB): not run" in risk_evidence(risk, "en")

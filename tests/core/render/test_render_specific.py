@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.digest import digest_json
 from bot.core.findings import Digest
 from bot.core.reading.specifics import Decision, Link, StructureNote, ValueChange
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.render.specific import check_lines, escape_quote, link_lines, structure_line
 from bot.core.vocabulary import AreaMatch, Lang
 
@@ -22,7 +22,6 @@ def _digest(lang: Lang = "en", **fields: object) -> Digest:
         "rules_version": "t",
         "verdict": "read",
         "reading_minutes": 2,
-        "verdict_reason": "why",
     }
     base.update(fields)
     return Digest.model_validate(base)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.render.i18n import t
 from bot.core.vocabulary import PARTS, Lang
 from bot.rulebook.files import load_rules

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.digest import build_digest, digest_json
+from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.render.comment import render_digest
+from bot.core.render.contract import digest_json
 from bot.core.repo_index.context import name_prefix, repo_context
 from bot.core.repo_index.findings import (
     CallerFinding,

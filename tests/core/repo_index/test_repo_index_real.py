@@ -16,6 +16,7 @@ from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.reading.symbols import extract_symbols
 from bot.core.render.comment import render_digest
+from bot.core.render.words import verdict_reason
 from bot.core.repo_index.context import overriders, repo_context
 from bot.core.repo_index.findings import CallerFinding, RepoContext
 from bot.core.repo_index.memory import MemoryIndex
@@ -239,7 +240,10 @@ def test_a_quiet_change_with_a_finding_still_shows_it() -> None:
     assert without.verdict == ("skim" if any(r.severity != "low" for r in without.risks)
                                else "quiet")
     assert digest.verdict == "skim"
-    assert digest.verdict_reason.endswith("; the code around it has findings")
+    assert digest.verdict_grounds is not None
+    assert digest.verdict_grounds.context
+    assert verdict_reason(digest.verdict_grounds, digest.areas, "en").endswith(
+        "; the code around it has findings")
     line = "- `allocate_kv_cache()`: 2 call sites, unaffected (only parameters with defaults added)"
     assert line in render_digest(digest).splitlines()
     # A digest forced quiet (a skipped author) keeps the finding too.

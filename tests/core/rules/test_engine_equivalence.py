@@ -389,7 +389,7 @@ _PATCH_LINES = st.lists(
 @given(_PATCH_LINES, st.sampled_from([2, 3, 5, 4000]))
 def test_compute_line_search_is_the_line_by_line_one(lines: list[str], cap: int) -> None:
     compiled = compile_risk_settings(RiskSettings())
-    context = risks._Context(PullRequestFacts(), PullRequestBody(), (), compiled, "en")
+    context = risks._Context(PullRequestFacts(), PullRequestBody(), (), compiled)
     patch = "\n".join(lines)
     original = risks._MAX_PATCH_LINES
     risks._MAX_PATCH_LINES = cap  # a small cap, so patches past it are generated
@@ -524,9 +524,9 @@ _MANY_FILES = st.lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_MANY_FILES, st.sampled_from(["en", "zh"]))
+@given(_MANY_FILES)
 def test_areas_and_trace_keep_the_path_reasons_they_show(
-    files: list[tuple[str, str, str]], lang: Literal["en", "zh"]
+    files: list[tuple[str, str, str]],
 ) -> None:
     # A condition keeps MAX_REASONS path reasons; keeping all of them is the definition.
     facts = PullRequestFacts(files=tuple(
@@ -541,10 +541,9 @@ def test_areas_and_trace_keep_the_path_reasons_they_show(
         short, full = (evaluate.evaluate(area.match, scan, area.id) for scan in (kept, every))
         assert (short.ok, short.files, short.notes) == (full.ok, full.files, full.notes)
         n = len(set(full.files))
-        assert match._trace(area, short, n, lang) == match._trace(area, full, n, lang)
+        assert match._trace(area, short, n) == match._trace(area, full, n)
         if full.ok:
-            assert match._area_match(area, short, kept, lang) == match._area_match(
-                area, full, every, lang)
+            assert match._area_match(area, short, kept) == match._area_match(area, full, every)
 
 
 # Lines of new code and of edits: every line a structure question reads, near misses of

@@ -209,7 +209,7 @@ def test_a_valid_override_replaces_adds_disables_and_merges_settings() -> None:
     assert rules.risks.release_branch_pattern == FILES.risks.release_branch_pattern
     assert rules.version != read_rule_files(SOURCES).version
     facts = PullRequestFacts(files=(ChangedFile(filename="weird/a.py", additions=1),))
-    assert "hostile" in {area.id for area in match_areas(facts, rules, "en").areas}
+    assert "hostile" in {area.id for area in match_areas(facts, rules).areas}
 
 
 def test_an_empty_override_is_the_bundled_rules() -> None:

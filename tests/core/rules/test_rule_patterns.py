@@ -19,6 +19,7 @@ import pytest
 
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.render.comment import render_digest
 from bot.core.rules import match_areas
 from bot.core.rules.added import AddedScanner
 from bot.core.rules.evaluate import PullRequestScan
@@ -60,7 +61,7 @@ def test_blank_added_lines_do_not_make_the_tokenizer_rule_quadratic() -> None:
     files = (ChangedFile(filename="requirements/common.txt", additions=30_001,
                          patch=_patch(lines)),)
     pr = PullRequestFacts(title="deps", body="", files=files)
-    elapsed = _timed(lambda: match_areas(pr, RULES, "en"))
+    elapsed = _timed(lambda: match_areas(pr, RULES))
     assert elapsed < 1.0, f"{elapsed:.2f}s for 30,000 blank added lines"
 
 
@@ -68,7 +69,7 @@ def test_a_pin_is_still_found_on_its_own_line() -> None:
     files = (ChangedFile(filename="requirements/common.txt", additions=3,
                          patch=_patch(["", "  ", "transformers >= 4.56"])),)
     pr = PullRequestFacts(title="Bump", body="", files=files)
-    assert "tokenizer" in {area.id for area in match_areas(pr, RULES, "en").areas}
+    assert "tokenizer" in {area.id for area in match_areas(pr, RULES).areas}
 
 
 def test_no_pattern_matches_across_a_line_break() -> None:
@@ -155,7 +156,8 @@ def test_the_scan_budget_stops_a_huge_diff_and_says_so() -> None:
                               patch=_patch(lines)) for i in range(10))
     small = replace(RULES, added_scanner=AddedScanner(RULES.added_scanner.patterns, 100_000))
     digest = build_digest(PullRequestFacts(files=files), small, "en")
-    assert any("too large to scan in full" in note for note in digest.notes)
+    assert [note.id for note in digest.notes] == ["added-scan-partial"]
+    assert "too large to scan in full" in render_digest(digest)
 
 
 def test_a_costly_pattern_is_charged_by_its_program_size() -> None:

@@ -13,9 +13,11 @@ from pathspec import GitIgnoreSpec
 
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.judging.risks import weigh_areas
+from bot.core.render.words import rule_text
 from bot.core.rules import RuleSet, match_areas, parse_rules
 from bot.core.rules.added import added_lines
 from bot.core.rules.globs import PathIndex
+from bot.core.vocabulary import RuleText
 from bot.rulebook.files import load_rules
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -35,7 +37,7 @@ def facts(*files: str, patch: str | None = None, **fields: object) -> PullReques
 
 
 def fired(rules: RuleSet, pr: PullRequestFacts) -> bool:
-    return bool(match_areas(pr, rules, "en").areas)
+    return bool(match_areas(pr, rules).areas)
 
 
 PATCH = (
@@ -137,12 +139,14 @@ def test_reasons_focus_checklist_and_trace() -> None:
         "  - text: docs only\n    when: {paths: [docs/**]}\n"
         "checklist:\n  - id: probe-a\n    text: {en: tick, zh: 勾选}\n",
     )
-    result = match_areas(facts("vllm/a.py", title="[MM] x"), rules, "zh")
+    result = match_areas(facts("vllm/a.py", title="[MM] x"), rules)
     (area,) = result.areas
     assert area.files == ("vllm/a.py",)
-    assert area.focus == ("总是",)
+    # Rule texts are content: both languages, rendering picks one.
+    assert area.focus == (RuleText(en="always", zh="总是"),)
+    assert [rule_text(f, "zh") for f in area.focus] == ["总是"]
     assert area.focus_triggered == ()  # an unconditional question is a standing one
-    assert [(c.id, c.text) for c in area.checklist] == [("probe-a", "勾选")]
+    assert [(c.id, rule_text(c.text, "zh")) for c in area.checklist] == [("probe-a", "勾选")]
     assert {(e.kind, e.subject) for e in area.reasons} == {("path", "vllm/a.py"), ("title", "[MM]")}
     assert result.trace[0].fired
     assert result.trace[0].rule == "probe"
@@ -166,7 +170,7 @@ def test_reasons_focus_checklist_and_trace() -> None:
     ],
 )
 def test_near_misses_are_explained(match: str, pr: PullRequestFacts, note: str) -> None:
-    (entry,) = match_areas(pr, one_rule(match), "en").trace
+    (entry,) = match_areas(pr, one_rule(match)).trace
     assert not entry.fired
     assert note in entry.note
 
@@ -174,7 +178,7 @@ def test_near_misses_are_explained(match: str, pr: PullRequestFacts, note: str) 
 def test_areas_are_ordered_by_criticality_then_file_count() -> None:
     rules = load_rules(RULES_DIR)
     pr = facts("docs/a.md", "docs/b.md", "docs/c.md", "vllm/v1/attention/backends/flash_attn.py")
-    ids = [a.id for a in match_areas(pr, rules, "en").areas]
+    ids = [a.id for a in match_areas(pr, rules).areas]
     assert ids == ["attention-backend", "docs"]
 
 
@@ -210,7 +214,7 @@ def test_real_vllm_prs(number: int, expected: set[str]) -> None:
     rules = load_rules(RULES_DIR)
     facts = _case_facts(case)
     # As the digest sees them: title-only areas of a docs/CI-only PR are dropped.
-    result = match_areas(facts, rules, "en")
+    result = match_areas(facts, rules)
     result = replace(result, areas=weigh_areas(facts, result.areas, rules.risks))
     assert {a.id for a in result.areas} == expected
     assert len(result.trace) == len(rules.areas)
@@ -232,7 +236,7 @@ def test_a_token_on_a_test_or_import_line_alone_opens_no_area() -> None:
     # ...and so does any other signal beside the weak line.
     both = one_rule("{any: [{added: 'LoRARequest'}, {title: 'LoRA'}]}")
     assert fired(both, facts("tests/a/test_b.py", patch=_patch(in_test), title="LoRA fix"))
-    trace = match_areas(facts("tests/t/test_a.py", patch=_patch(in_test)), rules, "en").trace
+    trace = match_areas(facts("tests/t/test_a.py", patch=_patch(in_test)), rules).trace
     assert "tests or imports" in trace[0].note
 
 
@@ -252,7 +256,7 @@ def test_a_checklist_item_the_file_list_already_meets_is_dropped() -> None:
             ChangedFile(filename="vllm/a.py", additions=3),
             *(ChangedFile(filename=name, additions=added) for name, added in files),
         )
-        (area,) = match_areas(PullRequestFacts(files=changed), rules, "zh").areas
+        (area,) = match_areas(PullRequestFacts(files=changed), rules).areas
         return [c.id for c in area.checklist]
 
     every = ["wants-test", "wants-kernel-test", "wants-entry", "wants-a-run"]

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.render.words import rule_text
 from bot.core.rules import RuleFileError, parse_rules, rules_json_schema
+from bot.core.vocabulary import RuleText
 from bot.rulebook.files import check_rules, load_rules
 
 RULES_DIR = Path(__file__).resolve().parents[3] / "rules"
@@ -36,8 +38,9 @@ def test_minimal_area_loads_with_defaults() -> None:
     rules = parse_rules({"compile.yaml": area(), "routing.yaml": ROUTING})
     (compiled,) = rules.areas
     assert compiled.id == "compile"
-    assert compiled.title.text("zh") == "编译"
-    assert compiled.audience.text("zh") == "compile people"  # zh falls back to en
+    assert (compiled.title.en, compiled.title.zh) == ("Compile", "编译")
+    audience = RuleText.model_validate(compiled.audience.model_dump())
+    assert rule_text(audience, "zh") == "compile people"  # zh falls back to en
     assert not compiled.quiet
     assert not compiled.numerics
     assert rules.risks.large_diff_files == 40  # no risks.yaml: RiskSettings() defaults

@@ -1,0 +1,177 @@
+"""The words of the findings: the stages before rendering return data (a risk's id,
+parameters and clues, the verdict's grounds, a note's id and numbers, rule texts in
+both languages); this module words them in one language. The Markdown, the JSON's
+rendered keys and the label view all word a finding here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from bot.core.findings import CiStepRef
+from bot.core.render.ci import step_title
+from bot.core.render.escape import escape_text
+from bot.core.render.i18n import t
+from bot.core.render.zh_text import full_width, space_mixed
+from bot.core.vocabulary import (
+    AreaMatch,
+    Clue,
+    Lang,
+    Note,
+    Risk,
+    RuleText,
+    TraceEntry,
+    VerdictGrounds,
+)
+
+
+def rule_text(text: RuleText, lang: Lang) -> str:
+    """A rule's text in `lang`; Chinese falls back to English."""
+    if lang == "zh" and text.zh:
+        return space_mixed(full_width(text.zh))
+    return text.en
+
+
+def area_title(area: AreaMatch, lang: Lang) -> str:
+    return rule_text(area.title, lang)
+
+
+def area_titles(ids: Iterable[str], areas: Sequence[AreaMatch], lang: Lang) -> list[str]:
+    """The titles of the areas `ids` names (an area the digest does not hold: its id)."""
+    by_id = {area.id: area for area in areas}
+    return [area_title(by_id[i], lang) if i in by_id else i for i in ids]
+
+
+# --- risks ------------------------------------------------------------------------------
+
+
+def risk_text(risk: Risk, areas: Sequence[AreaMatch], lang: Lang) -> str:
+    """The risk's sentence; `areas` are the digest's (missing-gpu-eval names them)."""
+    params = {key: value for key, value in risk.params}
+    key = f"risk.{risk.id}"
+    words: dict[str, object] = {}
+    if risk.id == "missing-gpu-eval":
+        names = area_titles(_strings(params.get("areas", ())), areas, lang)
+        if params.get("kernels"):
+            names.append(t(lang, "risk.kernels"))
+        words["areas"] = ", ".join(dict.fromkeys(names))
+    elif risk.id == "relevant-ci-not-run":
+        key += ".one" if params.get("count") == 1 else ""
+        words = {"count": params.get("count", 0),
+                 "state": t(lang, f"render.ci.state.{params.get('state', '')}")}
+    elif risk.id == "large-diff" and "listed" in params:
+        key += ".truncated"
+        words = dict(params)
+    elif risk.id == "missing-tests":
+        key += ".one" if params.get("count") == 1 else ""
+        words = dict(params)
+    else:
+        words = {name: ", ".join(value) if isinstance(value, tuple) else value
+                 for name, value in params.items()}
+    return t(lang, key, **words)
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, tuple) else ()
+
+
+def risk_evidence(risk: Risk, lang: Lang) -> tuple[str, ...]:
+    """The risk's clues as the digest shows them (untrusted: escape them), each once."""
+    return tuple(dict.fromkeys(
+        shown for clue in risk.evidence if (shown := clue_text(risk.id, clue, lang))
+    ))
+
+
+def clue_text(risk_id: str, clue: Clue, lang: Lang) -> str:
+    kind = clue.kind
+    if kind == "absent":
+        key = f"risk.{risk_id}.{clue.text}"
+        return t(lang, key, section=clue.detail) if clue.detail else t(lang, key)
+    if kind == "platform":
+        return t(lang, "risk.hardware-unverified.unnamed", platform=clue.text)
+    if kind == "base":
+        return f"base: {clue.text}"
+    if kind == "diff":
+        additions, deletions = clue.numbers
+        return f"+{additions}/−{deletions}"
+    if kind == "files":
+        return f"{clue.numbers[0]} files"
+    if kind == "ci-step":
+        step = CiStepRef(label=clue.text, device=clue.device,
+                         gpus=clue.numbers[0] if clue.numbers else 0)
+        return (f"{step_title(step)}{t(lang, 'render.colon')}"
+                f"{t(lang, f'render.ci.status.{clue.detail}')}")
+    return clue.text  # quote, file, area
+
+
+# --- the verdict ------------------------------------------------------------------------
+
+
+def verdict_reason(grounds: VerdictGrounds, areas: Sequence[AreaMatch], lang: Lang) -> str:
+    """The verdict's one-line reason; `areas` are the digest's."""
+    size = _size(grounds, lang)
+    risks = _risk_note(grounds, lang)
+    if not grounds.lead:
+        if grounds.areas:
+            names = ", ".join(dict.fromkeys(area_titles(grounds.areas, areas, lang)))
+            reason = t(lang, "verdict.reason.quiet", areas=names, size=size, risks=risks)
+        else:
+            reason = t(lang, "verdict.reason.no-areas", size=size, risks=risks)
+        return reason + (t(lang, "verdict.context") if grounds.context else "")
+    area = area_titles((grounds.lead,), areas, lang)[0]
+    if grounds.more_areas:
+        area += t(lang, "verdict.more-areas", count=grounds.more_areas)
+    return t(
+        lang,
+        "verdict.reason.area",
+        criticality=t(lang, f"verdict.criticality.{grounds.criticality}"),
+        area=area,
+        size=size,
+        kind=t(lang, f"verdict.kind.{grounds.kind}") if grounds.kind else "",
+        risks=risks,
+    )
+
+
+def _size(grounds: VerdictGrounds, lang: Lang) -> str:
+    files = grounds.files
+    if grounds.additions + grounds.deletions == 0:
+        plural = "none" if files == 0 else "one" if files == 1 else "many"
+        return t(lang, f"verdict.size-unknown.{plural}", files=files)
+    return t(
+        lang,
+        "verdict.size.one" if files == 1 else "verdict.size.many",
+        additions=grounds.additions,
+        deletions=grounds.deletions,
+        files=files,
+    )
+
+
+def _risk_note(grounds: VerdictGrounds, lang: Lang) -> str:
+    if grounds.high_risk:
+        return t(lang, "verdict.risks.high")
+    # Low risks live in the collapsed checklist: the headline counts what is shown.
+    if grounds.open_risks == 1:
+        return t(lang, "verdict.risks.open.one")
+    if grounds.open_risks:
+        return t(lang, "verdict.risks.open", count=grounds.open_risks)
+    return ""
+
+
+# --- notes and the trace ----------------------------------------------------------------
+
+
+def note_text(note: Note, lang: Lang) -> str:
+    if note.id == "files-truncated":
+        listed, total = note.numbers
+        return t(lang, "note.files_truncated", listed=listed, total=total)
+    if note.id == "repo-config-invalid":
+        return t(lang, "note.repo_config_invalid", problem=escape_text(note.text, limit=300))
+    return t(lang, "note." + note.id.replace("-", "_"))
+
+
+def trace_note(entry: TraceEntry, lang: Lang) -> str:
+    """A fired rule: how many files it matched; one that did not: why (the rule engine's
+    own words, English)."""
+    if entry.fired and entry.files:
+        return t(lang, "trace.files.one") if entry.files == 1 else t(
+            lang, "trace.files", count=entry.files)
+    return entry.note
