@@ -256,6 +256,12 @@ CREATE TABLE index_commits (
     indexed_at DOUBLE PRECISION NOT NULL
 );
 """),
+    # Maintainers first (issue 38, item 6): a command from someone without write access
+    # is claimed after everything else (bot/queue/store.py, CLAIM_ORDER). Older
+    # releases never read the column; its default keeps their inserts valid.
+    Migration(6, "jobs.outsider: outsiders' commands are claimed last", """
+ALTER TABLE jobs ADD COLUMN outsider BOOLEAN NOT NULL DEFAULT false;
+"""),
 )
 
 _CREATE_TABLE = """

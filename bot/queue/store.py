@@ -102,7 +102,18 @@ class JobStore(Protocol):
 
     async def enqueue(self, job: NewJob, delivery_id: str | None = None) -> int: ...
 
-    async def claim(self, now: float | None = None) -> Job | None: ...
+    async def claim(self, now: float | None = None, *,
+                    outsiders: bool = True) -> Job | None:
+        """The next due job: commands not yet sorted (maybe a maintainer's) first, then
+        the rest, and outsiders' commands (see `defer_outsider`) last; none of those
+        when `outsiders` is False."""
+        ...
+
+    async def defer_outsider(self, job_id: int, *, attempts: int) -> bool:
+        """A running command found to be from someone without write access goes back to
+        the queue behind everyone else's work, without counting an attempt; its payload
+        says `outsider` so the next run does it. False: that run no longer holds the job."""
+        ...
 
     async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
         """Done, unless `attempts` is given and that run no longer holds the job
@@ -181,7 +192,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     lease_until REAL,
     last_error TEXT,
     created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    outsider INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS health (
     id INTEGER PRIMARY KEY,
@@ -191,6 +203,14 @@ CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
 CREATE INDEX IF NOT EXISTS jobs_pr ON jobs (repo, number, state);
 """
+# Claim order (both stores): commands not yet sorted first (a maintainer's is among them,
+# and sorting one costs a cached permission read), then every other job, then the
+# commands of people without write access (issue 38, item 6). Oldest first within each.
+CLAIM_ORDER = ("CASE WHEN outsider THEN 0 WHEN kind = 'command' THEN 2 ELSE 1 END DESC,"
+               " not_before, id")
+# A column added after the first release: SQLite files made before it get it here.
+_ADDED_COLUMNS = (("jobs", "outsider", "INTEGER NOT NULL DEFAULT 0"),)
+
 # The columns `job_from_row` reads, in its order (both stores select them).
 JOB_COLUMNS = (
     "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
@@ -261,6 +281,23 @@ def index_delay(job: NewJob, index_settle_seconds: float) -> float:
     return index_settle_seconds if job.payload.get("sha") else 0.0
 
 
+def add_missing_columns(path: Path, busy_timeout_ms: int) -> None:
+    """A file made by an older release keeps its rows and gets the newer columns."""
+    if not path.is_file():
+        return
+    conn = sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000)
+    try:
+        for table, column, spec in _ADDED_COLUMNS:
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            if columns and column not in columns:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {spec}")
+        conn.commit()
+    except sqlite3.Error:
+        pass  # not a database we can change: SqliteWriter names the problem
+    finally:
+        conn.close()
+
+
 class SqliteJobStore:
     """`JobStore` over one SQLite file (WAL). The calls each event loop makes during one
     tick commit together, as one transaction (bot/queue/sqlite_writer.py)."""
@@ -287,6 +324,8 @@ class SqliteJobStore:
         self._backoff_base = backoff_base_seconds
         self._backoff_cap = backoff_cap_seconds
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
+        if str(path) != ":memory:":
+            add_missing_columns(Path(path), busy_timeout_ms)
         self._writer = SqliteWriter(str(path), _SCHEMA, busy_timeout_ms=busy_timeout_ms)
 
     @classmethod
@@ -452,18 +491,19 @@ class SqliteJobStore:
 
     # -- worker side ----------------------------------------------------------------
 
-    async def claim(self, now: float | None = None) -> Job | None:
+    async def claim(self, now: float | None = None, *,
+                    outsiders: bool = True) -> Job | None:
         def op(conn: sqlite3.Connection) -> Job | None:
             at = self._clock() if now is None else now
             row = conn.execute(
                 f"SELECT {JOB_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
-                " AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM jobs r"
-                " WHERE r.state = 'running' AND (r.key = j.key"
+                " AND not_before <= ? AND (? OR NOT outsider) AND NOT EXISTS (SELECT 1"
+                " FROM jobs r WHERE r.state = 'running' AND (r.key = j.key"
                 # One job per PR at a time, whatever its kind: a /digest command and the
                 # PR's own digest run would otherwise both find no comment and both post.
                 " OR (r.repo = j.repo AND r.number = j.number)))"
-                " ORDER BY not_before, id LIMIT 1",
-                (at,),
+                f" ORDER BY {CLAIM_ORDER} LIMIT 1",
+                (at, outsiders),
             ).fetchone()
             if row is None:
                 return None
@@ -477,6 +517,22 @@ class SqliteJobStore:
 
     async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
         return await self._set_state(job_id, "done", attempts)
+
+    async def defer_outsider(self, job_id: int, *, attempts: int) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            now = self._clock()
+            row = conn.execute("SELECT payload FROM jobs WHERE id = ? AND state = 'running'"
+                               " AND attempts = ?", (job_id, attempts)).fetchone()
+            if row is None:
+                return False
+            conn.execute(
+                "UPDATE jobs SET state = 'queued', outsider = 1, payload = ?,"
+                " lease_until = NULL, updated_at = ? WHERE id = ?",
+                (merged_text(row["payload"], {"outsider": True}), now, job_id),
+            )
+            return True
+
+        return await self._writer.run(op)
 
     async def release(self, job_id: int, *, attempts: int | None = None) -> None:
         """Back to the queue without counting an attempt (shutdown mid-job)."""
