@@ -79,5 +79,7 @@ def seed_real_pulls(state: FakeGitHubState, repo: str, *,
         numbers.append(pr["number"])
     by_name = {case["name"]: case["event"]["pull_request"]["number"] for case in cases}
     for name, reviewer, path, said in REVIEWS:
+        # vLLM's committers: only remarks by people with write access move the queue.
+        state.set_permission(repo, reviewer, "write")
         state.add_review_comment(repo, by_name[name], reviewer, said, path=path)
     return numbers

@@ -112,8 +112,12 @@ class Remark(BaseModel):
     path: str = ""  # a review comment's file
     review_state: str = ""  # APPROVED | CHANGES_REQUESTED | COMMENTED | DISMISSED
     # The author may write to the repository (the collaborator-permission endpoint, or
-    # offline the REST payload's author_association): their evidence counts.
+    # offline the REST payload's author_association): their evidence counts, and only
+    # their remarks move the label view's queue.
     maintainer: bool = False
+    # The permission endpoint said the author may not write (triage, read, none). Neither
+    # flag: not asked (over the job's budget, offline, or the read failed).
+    outsider: bool = False
 
 
 class LinkedItem(BaseModel):

@@ -93,6 +93,9 @@ class Summary:
     # Reviewers' asks in the conversation, and how many the author answered.
     asked: int = 0
     answered: int = 0
+    # Of the open asks, those by people with write access: only they make it the
+    # author's move (an outsider's ask is shown, and moves nothing).
+    waiting_asks: int = 0
     triage: Triage = field(default_factory=Triage)
 
     def to_json(self) -> dict[str, Any]:
@@ -102,6 +105,7 @@ class Summary:
             "checks": list(self.checks), "high_risks": [list(r) for r in self.high_risks],
             "area_labels": list(self.area_labels), "reviewers": list(self.reviewers),
             "asked": self.asked, "answered": self.answered,
+            "waiting_asks": self.waiting_asks,
             "triage": self.triage.to_json(),
         }
 
@@ -119,6 +123,9 @@ class Summary:
             reviewers=tuple(str(r) for r in data.get("reviewers", ())),
             asked=int(data.get("asked", 0)),
             answered=int(data.get("answered", 0)),
+            # Stored before the key existed: every open ask counted.
+            waiting_asks=int(data.get("waiting_asks", int(data.get("asked", 0))
+                                      - int(data.get("answered", 0)))),
             triage=Triage.from_json(data.get("triage") or {}),
         )
 
@@ -145,6 +152,8 @@ def summarize(
         reviewers=tuple(str(u) for u in reviewers.get("users", ())),
         asked=len(asks),
         answered=sum(1 for ask in asks if ask.get("status") == "answered"),
+        waiting_asks=sum(1 for ask in asks
+                         if ask.get("status") == "open" and ask.get("access") == "write"),
         triage=triage or Triage(),
     )
 
@@ -201,14 +210,14 @@ class ViewEntry:
     def waiting_on(self) -> str | None:
         """Whose move it is: `author`, `reviewer`, `ci`, or None for a closed PR.
 
-        The author's while the PR is a draft, an ask is open, a reviewer's requested
-        changes have had no answer since, or the build failed; CI's while the build
-        has not finished; else a reviewer's (first review, a reply to read, an unblock
+        The author's while the PR is a draft, a maintainer's ask is open, a maintainer's
+        requested changes have had no answer since, or the build failed; CI's while the
+        build has not finished; else a reviewer's (first review, a reply to read, an unblock
         or a merge)."""
         if self.state != "open":
             return None
         triage = self.summary.triage
-        if self.draft or self.summary.asked > self.summary.answered:
+        if self.draft or self.summary.waiting_asks > 0:
             return "author"
         if triage.changes_requested and (triage.last_author_at or 0.0) <= (
                 triage.last_reviewer_at or 0.0):

@@ -186,6 +186,7 @@ ASK_KINDS: tuple[AskKind, ...] = (
 )
 AskStatus = Literal["open", "answered"]
 Answer = Literal["", "reply", "commit", "evidence"]
+AskAccess = Literal["", "write", "none"]
 
 
 class Ask(BaseModel):
@@ -204,6 +205,9 @@ class Ask(BaseModel):
     # severity: an open ask keeps the weight of the item it replaced.
     risk: str = ""
     severity: Severity | None = None
+    # Whether the asker may write to the repository: "write", "none" (shown as such), or
+    # "" when it was not asked.
+    access: AskAccess = ""
 
 
 class LaterEvidence(BaseModel):

@@ -262,6 +262,12 @@ CREATE TABLE index_commits (
     Migration(6, "jobs: a fencing generation per claim", """
 ALTER TABLE jobs ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
 """),
+    # Maintainers first (issue 38, item 6): a command from someone without write access
+    # is claimed after everything else (bot/queue/store.py, CLAIM_ORDER). Older
+    # releases never read the column; its default keeps their inserts valid.
+    Migration(7, "jobs.outsider: outsiders' commands are claimed last", """
+ALTER TABLE jobs ADD COLUMN outsider BOOLEAN NOT NULL DEFAULT false;
+"""),
 )
 
 _CREATE_TABLE = """

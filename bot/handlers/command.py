@@ -12,6 +12,7 @@ per hour, and 😕 reactions on comments that ran nothing are capped per PR.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
@@ -23,9 +24,10 @@ from bot.core.commands.parse import (
     find_spec,
     parse_commands,
 )
-from bot.core.commands.permissions import Decision, decide, is_insider
+from bot.core.commands.permissions import Decision, Permission, decide, is_insider
 from bot.core.render.commands import refusal_text, render_help_table
 from bot.core.vocabulary import Lang
+from bot.github.pacing import MAINTAINER, OUTSIDER, WriteSkipped, writes_as
 from bot.github.protocol import GitHubAPI
 from bot.handlers import digest, routing
 from bot.handlers.context import HandlerContext, permission_of
@@ -57,23 +59,44 @@ class CommentCommandJob(BaseModel):
     previous_body: str | None = None  # set for `edited`: run only the commands it added
 
 
+def _commands(job: CommentCommandJob) -> Sequence[Command]:
+    return (commands_added(job.previous_body, job.body) if job.previous_body is not None
+            else parse_commands(job.body))
+
+
+async def from_outsider(gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob) -> bool:
+    """Whether the comment's commands are from someone without write access (nor on the
+    trusted list): the worker then runs them after everyone else's work. A comment with
+    no command, or a bot's, costs nothing and is not sorted."""
+    if not _commands(job) or _is_bot(job):
+        return False
+    repo_rules = await ctx.rules.rules_for(gh, job.repo)
+    permission = await permission_of(gh, ctx, job.repo, job.author)
+    return not is_insider(job.author, permission, repo_rules.rules.routing.trusted)
+
+
 async def handle_command_comment(
     gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob
 ) -> None:
-    commands = (
-        commands_added(job.previous_body, job.body)
-        if job.previous_body is not None
-        else parse_commands(job.body)
-    )
+    commands = _commands(job)
     if not commands or _is_bot(job):
         return
     repo_rules = await ctx.rules.rules_for(gh, job.repo)
-    lang: Lang = ctx.language
-    pr_key = f"{job.repo}#{job.number}"
     # Permission first: nothing is spent or posted before we know who is asking.
     permission = await permission_of(gh, ctx, job.repo, job.author)
     trusted = repo_rules.rules.routing.trusted
     insider = is_insider(job.author, permission, trusted)
+    # A maintainer's writes go before the digests'; anyone else's after (bot/github/pacing).
+    with writes_as(MAINTAINER if insider else OUTSIDER):
+        await _run_commands(gh, ctx, job, commands, permission, trusted, insider)
+
+
+async def _run_commands(
+    gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob, commands: Sequence[Command],
+    permission: Permission, trusted: Collection[str], insider: bool,
+) -> None:
+    lang: Lang = ctx.language
+    pr_key = f"{job.repo}#{job.number}"
     pr = await gh.get_pull(job.repo, job.number)
     steer = Steer(overrides_mute=insider)
     refusals: list[Decision] = []
@@ -144,14 +167,26 @@ async def _refuse_quietly(
 ) -> None:
     """A 😕 on a comment that ran nothing, while the PR's refusal reactions last."""
     if ctx.refusal_reactions.allow(f"{pr_key}|{'insider' if insider else 'outsider'}"):
-        await gh.add_reaction(job.repo, job.comment_id, "confused")
+        try:
+            await gh.add_reaction(job.repo, job.comment_id, "confused")
+        except WriteSkipped:
+            _skipped(job, "reaction")
 
 
 async def _reply(
     gh: GitHubAPI, job: CommentCommandJob, refusals: list[Decision], lang: Lang
 ) -> None:
     reasons = "\n".join(f"- {refusal_text(r, lang)}" for r in refusals)
-    await gh.create_comment(job.repo, job.number, reasons)
+    try:
+        await gh.create_comment(job.repo, job.number, reasons)
+    except WriteSkipped:
+        _skipped(job, "reply")
+
+
+def _skipped(job: CommentCommandJob, what: str) -> None:
+    # Only an outsider's writes are skipped: a refusal's answer is owed to nobody.
+    log.info("refusal %s to %s skipped: writes are busy", what, job.author,
+             extra={"repo": job.repo, "pr": job.number})
 
 
 def _is_bot(job: CommentCommandJob) -> bool:

@@ -73,12 +73,17 @@ class HandlerContext:
             REFUSAL_REACTIONS_PER_HOUR, self.clock, window_seconds=HOUR_SECONDS)
 
 
+def cached_permission(ctx: HandlerContext, repo: str, user: str) -> Permission | None:
+    """The collaborator permission read for (repo, login) in the last ten minutes, if any."""
+    cached = ctx.permissions.get(f"{repo}:{user.casefold()}")
+    return cached if isinstance(cached, str) else None  # type: ignore[return-value]
+
+
 async def permission_of(gh: GitHubAPI, ctx: HandlerContext, repo: str, user: str) -> Permission:
     """Collaborator permission, cached: routing and commands ask for the same people."""
-    key = f"{repo}:{user.casefold()}"
-    cached = ctx.permissions.get(key)
-    if isinstance(cached, str):
-        return cached  # type: ignore[return-value]
+    cached = cached_permission(ctx, repo, user)
+    if cached is not None:
+        return cached
     permission = await gh.get_permission(repo, user)
-    ctx.permissions[key] = permission
+    ctx.permissions[f"{repo}:{user.casefold()}"] = permission
     return permission

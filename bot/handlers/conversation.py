@@ -1,9 +1,11 @@
 """Read a PR's conversation for its digest: the comments the job listed already (for
 its sticky comment), the reviews and the review comments; who among the people who
-posted evidence may write to the repository; and what the linked PRs and issues are now.
+spoke may write to the repository; and what the linked PRs and issues are now.
 
 Bounded per job: two list reads (paged, conditional where the adapter keeps ETags), at
-most MAX_PERMISSION_READS permission reads (cached with routing's and commands'), at
+most MAX_PERMISSION_READS permission reads of the people who spoke (cached with routing's
+and commands'; who may write decides whose evidence counts, whose reviews move the label
+view's queue and whose asks are marked as from someone without write access), at
 most MAX_LINK_READS linked issues (cached), and for one closed-unmerged PR this one
 supersedes, its comments and reviews and at most MAX_OBJECTION_PERMISSIONS permission
 reads. A read GitHub will not answer never fails the job: a linked item is left as a
@@ -33,13 +35,15 @@ from bot.github.protocol import (
     Review,
     ReviewComment,
 )
-from bot.handlers.context import HandlerContext, permission_of
+from bot.handlers.context import HandlerContext, cached_permission, permission_of
 
 log = logging.getLogger(__name__)
 MAX_LINK_READS = 3  # linked issues and PRs read per job (the rest are cached or numbers)
-MAX_PERMISSION_READS = 3  # authors of evidence asked about per job, newest first
+# People whose permission is read per job (beyond the cache): see `_access`.
+MAX_PERMISSION_READS = 8
 MAX_OBJECTION_PERMISSIONS = 3
 _MAY_WRITE = frozenset({"admin", "maintain", "write"})
+_DECISIVE = frozenset({"APPROVED", "CHANGES_REQUESTED"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -80,13 +84,14 @@ async def read_conversation(
             *(_from_review(r, base) for r in reviews if r.state != "PENDING"),
             *(_from_review_comment(c, base) for c in review_comments),
         ]
-        maintainers = await _maintainers(gh, ctx, pr, remarks)
+        access = await _access(gh, ctx, pr, remarks)
     except GitHubError as exc:
         log.info("conversation unavailable: %s", exc, extra={
             "repo": pr.repo, "pr": pr.number, "status": exc.status})
         return ConversationRead(Conversation(linked=linked.items), reviewed,
                                 ("conversation", *unavailable))
-    remarks = [r.model_copy(update={"maintainer": True}) if r.author in maintainers else r
+    remarks = [r.model_copy(update={"maintainer": access[who], "outsider": not access[who]})
+               if (who := r.author.casefold()) in access else r
                for r in remarks]
     return ConversationRead(Conversation(remarks=tuple(remarks), linked=linked.items),
                             reviewed, unavailable)
@@ -121,21 +126,43 @@ def _when(remark: Remark) -> datetime:
     return remark.created_at or _EPOCH
 
 
-async def _maintainers(
+async def _access(
     gh: GitHubAPI, ctx: HandlerContext, pr: PullRequest, remarks: Sequence[Remark]
-) -> set[str]:
-    """Who, of the people other than the author who posted evidence, may write: their
-    evidence counts like the author's. Among the newest remarks the core reads for
-    evidence, newest first, a few logins per job."""
-    recent = sorted((r for r in remarks if not is_bot(r, ctx.bot_login)
+) -> dict[str, bool]:
+    """Who, of the people other than the author who spoke, may write (casefolded login ->
+    True), and who may not (False): a maintainer's evidence counts like the author's,
+    only maintainers move the label view's queue, and an outsider's ask is marked.
+
+    Cached logins are free; at most MAX_PERMISSION_READS are read per job, in the order
+    that matters most: authors of decisive reviews, of evidence, then the rest newest
+    first. Someone over the budget, or whose read failed, is left unknown (moves nothing,
+    not marked); the PR's next job reads on from the cache."""
+    people = sorted((r for r in remarks if not is_bot(r, ctx.bot_login)
                      and r.author.casefold() != pr.author.casefold()),
-                    key=_when, reverse=True)[:MAX_EVIDENCE_REMARKS]
+                    key=_when, reverse=True)
+    recent = people[:MAX_EVIDENCE_REMARKS]
     # Reading a long pasted log takes a while: off the worker's loop, like the digest.
     showing = await asyncio.to_thread(
         lambda: [r.author for r in recent if carries_evidence(r.body)])
-    asked = list(dict.fromkeys(showing))[:MAX_PERMISSION_READS]
-    return {login for login in asked
-            if await permission_of(gh, ctx, pr.repo, login) in _MAY_WRITE}
+    decisive = [r.author for r in people if r.review_state in _DECISIVE]
+    logins = dict.fromkeys(
+        login.casefold() for login in (*decisive, *showing, *(r.author for r in people)))
+    access: dict[str, bool] = {}
+    reads = 0
+    for login in logins:
+        permission = cached_permission(ctx, pr.repo, login)
+        if permission is None:
+            if reads >= MAX_PERMISSION_READS:
+                continue
+            reads += 1
+            try:
+                permission = await permission_of(gh, ctx, pr.repo, login)
+            except GitHubError as exc:
+                log.info("permission of %s unavailable: %s", login, exc,
+                         extra={"repo": pr.repo, "pr": pr.number})
+                break
+        access[login] = permission in _MAY_WRITE
+    return access
 
 
 async def linked_items(

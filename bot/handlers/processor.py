@@ -13,11 +13,12 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from bot.github.dry_run import DryRunGitHub
 from bot.github.protocol import GitHubAPI, RepositoryArchive
 from bot.github.session import GitHubSessionFactory
-from bot.handlers.command import CommentCommandJob, handle_command_comment
+from bot.handlers.command import CommentCommandJob, from_outsider, handle_command_comment
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
 from bot.handlers.refill import queue_refill
+from bot.queue.jobs import OutsiderCommand
 from bot.queue.ledger import LedgerStore
 from bot.queue.store import Job, JobStore, NewJob, index_key, pr_key
 from bot.repo_index.lookup import IndexLookup
@@ -80,6 +81,11 @@ class JobProcessor:
                     author_type=str(payload.get("author_type") or "User"),
                     previous_body=payload.get("previous_body"),
                 )
+                # Maintainers first: a command from anyone else waits behind all other
+                # work (issue 38, item 6); sorting it costs one cached permission read.
+                if not job.payload.get("outsider") and await from_outsider(
+                        gh, self._ctx, command):
+                    raise OutsiderCommand(job.id)
                 await handle_command_comment(gh, self._ctx, command)
 
     async def _ci_state_changed(self, job: Job) -> None:

@@ -43,6 +43,16 @@ def retry_after_of(exc: BaseException) -> float | None:
     return None
 
 
+class OutsiderCommand(Exception):
+    """The processor found a command from someone without write access: the worker puts
+    it back behind everyone else's work (`JobStore.defer_outsider`), uncounted."""
+
+
+def is_outsiders(job: Job) -> bool:
+    """A command already found to be from someone without write access."""
+    return job.kind == "command" and job.payload.get("outsider") is True
+
+
 class Worker:
     def __init__(
         self,
@@ -80,6 +90,9 @@ class Worker:
         self._stopping = False
         self._runners: list[asyncio.Task[None]] = []
         self._timers: list[asyncio.Task[None]] = []
+        # Runners running (or claiming for) outsiders' commands: one runner is always
+        # kept for everyone else, so a maintainer's command never waits for them.
+        self._outsider_runners = 0
 
     async def start(self) -> None:
         recovered = await self._store.recover_orphans()
@@ -165,27 +178,45 @@ class Worker:
     async def _run(self) -> None:
         assert self._tokens is not None
         while not self._stopping:
+            # Provisionally one more runner for outsiders; given back unless it got one.
+            outsiders = self._concurrency < 2 or self._outsider_runners < self._concurrency - 1
+            self._outsider_runners += outsiders
+            taken = False
             try:
-                job = await self._store.claim(self._clock())
-            except StoreUnavailable:
-                log.warning("store unavailable, worker backing off")
-                job = None
-            if job is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._tokens.get(), self._poll)
-                continue
-            if self._stopping:
-                await self._store.release(job.id)
-                break
-            # More may be due: pass the baton so another idle runner looks too.
-            self._give_token()
-            try:
-                await self._handle(job)
-            except StoreUnavailable:
-                # The outcome was not recorded; the lease runs out and the job reruns.
-                log.exception("store unavailable while finishing job %d", job.id)
-            # A follow-up for the same PR may have been waiting for this one.
-            self._give_token()
+                try:
+                    job = await self._store.claim(self._clock(), outsiders=outsiders)
+                except StoreUnavailable:
+                    log.warning("store unavailable, worker backing off")
+                    job = None
+                taken = outsiders and job is not None and is_outsiders(job)
+                if outsiders and not taken:
+                    self._outsider_runners -= 1
+                if not await self._run_claimed(job):
+                    break
+            finally:
+                if taken:
+                    self._outsider_runners -= 1
+
+    async def _run_claimed(self, job: Job | None) -> bool:
+        """Run what `claim` returned; False: stop this runner."""
+        assert self._tokens is not None
+        if job is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._tokens.get(), self._poll)
+            return True
+        if self._stopping:
+            await self._store.release(job.id)
+            return False
+        # More may be due: pass the baton so another idle runner looks too.
+        self._give_token()
+        try:
+            await self._handle(job)
+        except StoreUnavailable:
+            # The outcome was not recorded; the lease runs out and the job reruns.
+            log.exception("store unavailable while finishing job %d", job.id)
+        # A follow-up for the same PR may have been waiting for this one.
+        self._give_token()
+        return True
 
     async def _handle(self, job: Job) -> None:
         context: dict[str, object] = {
@@ -219,6 +250,11 @@ class Worker:
             await work
         except LeaseLost:
             self._lost(job, started, context, calls)
+        except OutsiderCommand:
+            deferred = await self._store.defer_outsider(job.id, attempts=job.attempts)
+            self._observe(job, "deferred" if deferred else "stale", started, context, calls)
+            # Someone else's work may be due now; the deferred job waits its turn.
+            self._give_token()
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if lease.lost and task is not None and not task.cancelling():
@@ -262,7 +298,7 @@ class Worker:
     ) -> None:
         elapsed = time.perf_counter() - started
         self._metrics.job_seconds.labels(kind=job.kind, outcome=outcome).observe(elapsed)
-        level = logging.INFO if outcome in ("ok", "released") else logging.WARNING
+        level = logging.INFO if outcome in ("ok", "released", "deferred") else logging.WARNING
         # The job's one summary line: its outcome and its GitHub calls (by method and
         # status class, their total time, the rate limit left).
         log.log(level, "job %s", outcome, extra={

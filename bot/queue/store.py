@@ -109,7 +109,18 @@ class JobStore(Protocol):
         same key is already waiting (it is left as it is: it will run first)."""
         ...
 
-    async def claim(self, now: float | None = None) -> Job | None: ...
+    async def claim(self, now: float | None = None, *,
+                    outsiders: bool = True) -> Job | None:
+        """The next due job: commands not yet sorted (maybe a maintainer's) first, then
+        the rest, and outsiders' commands (see `defer_outsider`) last; none of those
+        when `outsiders` is False."""
+        ...
+
+    async def defer_outsider(self, job_id: int, *, attempts: int) -> bool:
+        """A running command found to be from someone without write access goes back to
+        the queue behind everyone else's work, without counting an attempt; its payload
+        says `outsider` so the next run does it. False: that run no longer holds the job."""
+        ...
 
     async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
         """Done, unless `attempts` is given and that run no longer holds the job
@@ -195,7 +206,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     last_error TEXT,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    generation INTEGER NOT NULL DEFAULT 0
+    generation INTEGER NOT NULL DEFAULT 0,
+    outsider INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS health (
     id INTEGER PRIMARY KEY,
@@ -205,6 +217,19 @@ CREATE INDEX IF NOT EXISTS jobs_due ON jobs (state, not_before);
 CREATE INDEX IF NOT EXISTS jobs_key ON jobs (key, state);
 CREATE INDEX IF NOT EXISTS jobs_pr ON jobs (repo, number, state);
 """
+# Claim order (both stores): commands not yet sorted first (a maintainer's is among them,
+# and sorting one costs a cached permission read), then every other job, then the
+# commands of people without write access (issue 38, item 6). Oldest first within each.
+CLAIM_ORDER = ("CASE WHEN outsider THEN 0 WHEN kind = 'command' THEN 2 ELSE 1 END DESC,"
+               " not_before, id")
+# A column added after the first release: SQLite files made before it get it here.
+# Columns newer than the oldest files in use: a file made by an older release keeps its
+# rows and gets them (0 everywhere) when it is opened.
+_ADDED_COLUMNS = (
+    ("jobs", "generation", "INTEGER NOT NULL DEFAULT 0"),
+    ("jobs", "outsider", "INTEGER NOT NULL DEFAULT 0"),
+)
+
 # The columns `job_from_row` reads, in its order (both stores select them).
 JOB_COLUMNS = (
     "id, kind, key, installation_id, repo, number, payload, delivery_id, attempts, state,"
@@ -232,11 +257,12 @@ def job_from_row(row: Iterable[Any]) -> Job:
                generation=generation)
 
 
-def _add_generation(conn: sqlite3.Connection) -> None:
-    """A file from before fencing has no `generation` column: add it (0 everywhere)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
-    if "generation" not in columns:
-        conn.execute("ALTER TABLE jobs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0")
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """A file from an older release has none of `_ADDED_COLUMNS`: add them."""
+    for table, column, spec in _ADDED_COLUMNS:
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if columns and column not in columns:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {spec}")
 
 
 def _oldest(rows: Iterable[sqlite3.Row]) -> sqlite3.Row | None:
@@ -310,7 +336,7 @@ class SqliteJobStore:
         self._backoff_cap = backoff_cap_seconds
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
         self._writer = SqliteWriter(str(path), _SCHEMA, busy_timeout_ms=busy_timeout_ms,
-                                    upgrade=_add_generation)
+                                    upgrade=_add_columns)
 
     @classmethod
     def from_settings(
@@ -487,18 +513,19 @@ class SqliteJobStore:
 
     # -- worker side ----------------------------------------------------------------
 
-    async def claim(self, now: float | None = None) -> Job | None:
+    async def claim(self, now: float | None = None, *,
+                    outsiders: bool = True) -> Job | None:
         def op(conn: sqlite3.Connection) -> Job | None:
             at = self._clock() if now is None else now
             row = conn.execute(
                 f"SELECT {JOB_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
-                " AND not_before <= ? AND NOT EXISTS (SELECT 1 FROM jobs r"
-                " WHERE r.state = 'running' AND (r.key = j.key"
+                " AND not_before <= ? AND (? OR NOT outsider) AND NOT EXISTS (SELECT 1"
+                " FROM jobs r WHERE r.state = 'running' AND (r.key = j.key"
                 # One job per PR at a time, whatever its kind: a /digest command and the
                 # PR's own digest run would otherwise both find no comment and both post.
                 " OR (r.repo = j.repo AND r.number = j.number)))"
-                " ORDER BY not_before, id LIMIT 1",
-                (at,),
+                f" ORDER BY {CLAIM_ORDER} LIMIT 1",
+                (at, outsiders),
             ).fetchone()
             if row is None:
                 return None
@@ -514,6 +541,22 @@ class SqliteJobStore:
 
     async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
         return await self._set_state(job_id, "done", attempts)
+
+    async def defer_outsider(self, job_id: int, *, attempts: int) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            now = self._clock()
+            row = conn.execute("SELECT payload FROM jobs WHERE id = ? AND state = 'running'"
+                               " AND attempts = ?", (job_id, attempts)).fetchone()
+            if row is None:
+                return False
+            conn.execute(
+                "UPDATE jobs SET state = 'queued', outsider = 1, payload = ?,"
+                " lease_until = NULL, updated_at = ? WHERE id = ?",
+                (merged_text(row["payload"], {"outsider": True}), now, job_id),
+            )
+            return True
+
+        return await self._writer.run(op)
 
     async def release(self, job_id: int, *, attempts: int | None = None) -> None:
         """Back to the queue without counting an attempt (shutdown mid-job)."""

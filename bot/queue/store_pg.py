@@ -31,6 +31,7 @@ import psycopg
 
 from bot.db.pool import Conn, Database
 from bot.queue.store import (
+    CLAIM_ORDER,
     JOB_COLUMNS,
     STATES,
     Accepted,
@@ -334,16 +335,17 @@ class PostgresJobStore:
 
     # -- worker side ----------------------------------------------------------------
 
-    async def claim(self, now: float | None = None) -> Job | None:
+    async def claim(self, now: float | None = None, *,
+                    outsiders: bool = True) -> Job | None:
         def op(conn: Conn) -> Job | None:
             at = self._clock() if now is None else now
             candidates = conn.execute(
                 f"SELECT {JOB_COLUMNS} FROM jobs j WHERE state IN ('queued', 'failed')"  # noqa: S608
-                " AND not_before <= %s AND NOT EXISTS (SELECT 1 FROM jobs r"
-                " WHERE r.state = 'running' AND (r.key = j.key"
+                " AND not_before <= %s AND (%s OR NOT outsider) AND NOT EXISTS (SELECT 1"
+                " FROM jobs r WHERE r.state = 'running' AND (r.key = j.key"
                 " OR (r.repo = j.repo AND r.number = j.number)))"
-                " ORDER BY not_before, id LIMIT %s FOR UPDATE SKIP LOCKED",
-                (at, _CLAIM_CANDIDATES),
+                f" ORDER BY {CLAIM_ORDER} LIMIT %s FOR UPDATE SKIP LOCKED",
+                (at, outsiders, _CLAIM_CANDIDATES),
             ).fetchall()
             for row in candidates:
                 job = job_from_row(row)
@@ -379,6 +381,18 @@ class PostgresJobStore:
 
     async def complete(self, job_id: int, *, attempts: int | None = None) -> bool:
         return await self._set_state(job_id, "done", attempts)
+
+    async def defer_outsider(self, job_id: int, *, attempts: int) -> bool:
+        def op(conn: Conn) -> bool:
+            cur = conn.execute(
+                "UPDATE jobs SET state = 'queued', outsider = true,"
+                " payload = digest_merge_payload(payload, %s), lease_until = NULL,"
+                " updated_at = %s WHERE id = %s AND state = 'running' AND attempts = %s",
+                (json.dumps({"outsider": True}), self._clock(), job_id, attempts),
+            )
+            return cur.rowcount > 0
+
+        return await self._db.run(op)
 
     async def release(self, job_id: int, *, attempts: int | None = None) -> None:
         """Back to the queue without counting an attempt (shutdown mid-job)."""

@@ -184,15 +184,17 @@ def test_owner_keeps_the_prs_routed_or_owned_by_that_login_or_team() -> None:
 def test_waiting_on_follows_draft_asks_reviews_and_ci() -> None:
     def whose(**fields: Any) -> str | None:
         asked = fields.pop("asked", 0)
+        waiting = fields.pop("waiting_asks", asked)
         draft = fields.pop("draft", False)
         state = fields.pop("state", "open")
         base = triaged(1, created=NOW - DAY, **fields)
-        return replace(base, draft=draft, state=state,
-                       summary=replace(base.summary, asked=asked)).waiting_on
+        return replace(base, draft=draft, state=state, summary=replace(
+            base.summary, asked=asked, waiting_asks=waiting)).waiting_on
 
     assert whose() == "reviewer"  # nobody has looked yet
     assert whose(draft=True) == "author"
     assert whose(asked=1) == "author"
+    assert whose(asked=1, waiting_asks=0) == "reviewer"  # an outsider's ask (issue 38)
     assert whose(changes_requested=True, last_author_at=NOW - DAY,
                  last_reviewer_at=NOW - 3600) == "author"
     assert whose(changes_requested=True, last_author_at=NOW - 60,

@@ -26,7 +26,7 @@ def test_activity_tells_the_author_from_reviewers_and_ignores_bots_and_drive_bys
         remark("someone", 5),  # a drive-by "+1": not a review
         remark("pr-digest[bot]", 6, bot=True),
         remark("Alice", 10),  # the author, any case
-        remark("rev", 20, kind="review", state="CHANGES_REQUESTED"),
+        remark("rev", 20, kind="review", state="CHANGES_REQUESTED", maintainer=True),
         remark("maint", 30, maintainer=True),
     ))
     done = activity(talk, "alice", T0.timestamp())
@@ -42,10 +42,38 @@ def test_activity_tells_the_author_from_reviewers_and_ignores_bots_and_drive_bys
 
 def test_a_later_approval_by_the_same_reviewer_lifts_their_change_request() -> None:
     talk = Conversation(remarks=(
-        remark("rev", 20, kind="review", state="CHANGES_REQUESTED"),
-        remark("rev", 40, kind="review", state="APPROVED"),
+        remark("rev", 20, kind="review", state="CHANGES_REQUESTED", maintainer=True),
+        remark("rev", 40, kind="review", state="APPROVED", maintainer=True),
     ))
     assert not activity(talk, "alice", None).changes_requested
+
+
+_REVIEW: RemarkKind = "review"
+_REVIEW_COMMENT: RemarkKind = "review_comment"
+
+
+def test_reviews_by_people_without_write_access_move_nothing() -> None:
+    # Issue 38, item 5: an outsider's "nit" or CHANGES_REQUESTED, or one whose access
+    # was not read (neither flag), is not a review for the queue.
+    for outsider in (True, False):
+        talk = Conversation(remarks=tuple(
+            remark(who, minutes, kind=kind, state=state).model_copy(
+                update={"outsider": outsider})
+            for who, minutes, kind, state in (
+                ("stranger", 20, _REVIEW_COMMENT, ""),
+                ("stranger", 30, _REVIEW, "CHANGES_REQUESTED"),
+                ("other", 40, _REVIEW, "APPROVED"))))
+        done = activity(talk, "alice", T0.timestamp())
+        assert not done.reviewed
+        assert not done.changes_requested
+        assert done.last_reviewer_at is None
+    with_maintainer = Conversation(remarks=(
+        remark("stranger", 20, kind="review", state="CHANGES_REQUESTED"),
+        remark("maint", 30, kind="review_comment", maintainer=True)))
+    done = activity(with_maintainer, "alice", T0.timestamp())
+    assert done.reviewed
+    assert not done.changes_requested
+    assert done.last_reviewer_at == T0.timestamp() + 1800
 
 
 def test_an_unfilled_template_or_empty_body_is_a_signal_and_no_real_pr_has_it() -> None:

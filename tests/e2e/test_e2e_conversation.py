@@ -54,6 +54,7 @@ DOCUMENTED_BODY = (
 def state() -> FakeGitHubState:
     fake = e2e_state()
     fake.set_permission(REPO, "maint", "maintain")
+    fake.set_permission(REPO, "reviewer", "write")
     return fake
 
 

@@ -97,13 +97,14 @@ async def test_a_review_asking_for_tests_is_one_open_ask_and_no_missing_tests_it
     assert before.digest is not None
     assert "missing-tests" in {r.id for r in before.digest.risks}
 
+    state.set_permission(REPO, "reviewer", "write")
     review = state.add_review(REPO, 2, "reviewer", "CHANGES_REQUESTED",
                               body="Looks fine overall. Can you add a unit test for this path?")
     outcome = await sync_pull_request(gh, ctx, REPO, 2)
     assert outcome.digest is not None
     (ask,) = outcome.digest.asks
-    assert (ask.kind, ask.by, ask.status, ask.risk) == ("tests", "reviewer", "open",
-                                                        "missing-tests")
+    assert (ask.kind, ask.by, ask.status, ask.risk, ask.access) == (
+        "tests", "reviewer", "open", "missing-tests", "write")
     assert "missing-tests" not in {r.id for r in outcome.digest.risks}
     body = _digest(state, 2)
     assert "**missing-tests**" not in body

@@ -395,6 +395,7 @@ async def test_dry_run_stores_the_digest_it_did_not_post(tmp_path: Path) -> None
 async def test_each_pr_shows_how_many_asks_were_answered(tmp_path: Path) -> None:
     async with view_env(tmp_path) as env:
         add_sample_pulls(env.state)
+        env.state.set_permission(REPO, "reviewer", "write")
         env.state.add_review(REPO, 1, "reviewer", "COMMENTED",
                              body="Can you add docs? Please rebase too.")
         env.state.add_comment(REPO, 1, "alice", "Rebased on main.")

@@ -33,6 +33,7 @@ from bot.core.vocabulary import (
     Answer,
     AreaMatch,
     Ask,
+    AskAccess,
     AskKind,
     AskStatus,
     LaterEvidence,
@@ -252,6 +253,7 @@ def _asks(
                 kind=found.kind, by=remark.author, quote=found.sentence, url=remark.url,
                 status=status, answered_by=how, answer_url=where,
                 risk=risk.id if risk else "", severity=risk.severity if risk else None,
+                access=_access(remark),
             )
             # One line per kind: an ask still open wins over an answered one.
             shown = by_kind.get(found.kind)
@@ -260,6 +262,10 @@ def _asks(
     ordered = sorted(by_kind.values(),
                      key=lambda a: (a.status != "open", ASK_KINDS.index(a.kind)))
     return tuple(ordered)
+
+
+def _access(remark: Remark) -> AskAccess:
+    return "write" if remark.maintainer else ("none" if remark.outsider else "")
 
 
 def _answer(

@@ -38,9 +38,10 @@ class Activity:
 
 def activity(conversation: Conversation | None, author: str,
              created_at: float | None) -> Activity:
-    """Who spoke last. A reviewer is a person other than the author whose remark is a
-    review or a review comment, or a maintainer's comment: a drive-by "+1" is not a
-    review. Bots never count. Pushes are not seen (commit times are not read)."""
+    """Who spoke last. A reviewer is a person other than the author with write access
+    (the permission endpoint: `Remark.maintainer`): anyone else's comment, review or
+    review comment, a "nit" or a CHANGES_REQUESTED, moves nothing in the queue. Bots
+    never count. Pushes are not seen (commit times are not read)."""
     last_author, last_reviewer = created_at, None
     reviewed = False
     decisive: dict[str, tuple[float, str]] = {}
@@ -53,7 +54,7 @@ def activity(conversation: Conversation | None, author: str,
             if at is not None:
                 last_author = at if last_author is None else max(last_author, at)
             continue
-        if remark.kind == "comment" and not remark.maintainer:
+        if not remark.maintainer:  # only people with write access move the queue
             continue
         reviewed = True
         if at is not None:

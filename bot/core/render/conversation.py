@@ -70,7 +70,10 @@ def ask_line(ask: Ask, lang: Lang) -> str:
         answer = link_to(ask.answer_url, lang, f"ask.where.{ask.answered_by or 'reply'}")
         if answer:
             status += t(lang, "render.paren", text=answer)
-    line = f"- {t(lang, 'ask.line', kind=kind, who=_who(ask.by), status=status)}"
+    who = _who(ask.by)
+    if ask.access == "none":
+        who += t(lang, "render.paren", text=t(lang, "ask.no-write-access"))
+    line = f"- {t(lang, 'ask.line', kind=kind, who=who, status=status)}"
     if ask.quote:
         line += " · " + t(lang, "render.quote", quote=escape_quote(ask.quote, _QUOTE_CHARS))
     where = link_to(ask.url, lang)

@@ -641,6 +641,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "{kind} — asked by {who} — {status}", "zh": "{kind}——{who} 提出——{status}",
     },
     "ask.open": {"en": "open", "zh": "未答复"},
+    "ask.no-write-access": {"en": "no write access", "zh": "无写权限"},
     "ask.answered": {"en": "answered", "zh": "已答复"},
     "ask.answered.commit": {"en": "answered by a later commit", "zh": "已由后续提交答复"},
     "ask.where.comment": {"en": "comment", "zh": "评论"},
