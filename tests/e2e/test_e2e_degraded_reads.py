@@ -47,6 +47,8 @@ REFILL_SECONDS = 0.2
 def state() -> FakeGitHubState:
     fake = e2e_state()
     fake.set_permission(REPO, "maint", "maintain")
+    # The asker may write: an outsider's ask is marked as such (issue 38, item 10d).
+    fake.set_permission(REPO, "reviewer", "write")
     return fake
 
 
