@@ -246,6 +246,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
                               body_timeout_seconds=settings.body_timeout_seconds,
                               max_connections=settings.max_connections,
+                              max_idle_connections=settings.max_idle_connections,
                               ack_route=service.app.ack_route),
     )
     server = uvicorn.Server(config)
