@@ -280,9 +280,13 @@ async def test_the_api_lists_contract_keys_and_pages(tmp_path: Path) -> None:
              "view_url"}
     assert all(contract | extra <= set(item) for item in items)
     assert len(first.json()) == 2
+    assert first.headers["link"].count("rel=") == 1  # next only: no page before it
     assert 'rel="next"' in first.headers["link"]
     assert len(second.json()) == 1
-    assert "link" not in second.headers
+    # The last page links back, and to the first, keeping per_page; nothing after it.
+    assert 'rel="next"' not in second.headers["link"]
+    assert '?per_page=2&page=1>; rel="prev"' in second.headers["link"]
+    assert '?per_page=2&page=1>; rel="first"' in second.headers["link"]
     assert {i["number"] for i in first.json()} | {i["number"] for i in second.json()} == {1, 2, 3}
     assert [item["number"] for item in by_label.json()] == [1]
     assert since.json() == []
