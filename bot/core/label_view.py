@@ -179,7 +179,7 @@ class ViewEntry:
     merged: bool = False
     closed_at: float | None = None
 
-    @property
+    @cached_property
     def labels(self) -> tuple[str, ...]:
         """The labels it is listed under: its own, then its areas' (no repeats)."""
         return tuple(dict.fromkeys((*self.pr_labels, *self.summary.area_labels)))
@@ -197,7 +197,7 @@ class ViewEntry:
     def _owners(self) -> frozenset[str]:
         return frozenset(name.casefold() for name in self.summary.triage.owners)
 
-    @property
+    @cached_property
     def waiting_on(self) -> str | None:
         """Whose move it is: `author`, `reviewer`, `ci`, or None for a closed PR.
 
