@@ -10,6 +10,12 @@ that transport's own cost.
 
     python -m bench.bench_view                 # 500 PRs, 40 timed requests per target
     python -m bench.bench_view --prs 100 --json out.json
+    python -m bench.bench_view --prs 5000 --readers 4   # + acks while 4 readers load pages
+
+With `--readers N` (needs wrk: `apt-get install wrk`), the stored file is then served by
+a real `digest-bot serve` process: wrk posts signed deliveries over one connection for
+`--seconds`, alone (the baseline, same run) and while another wrk keeps N connections
+loading the label view, and the ack latencies of both are reported with the pages'.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ from tests.fakes.github_state import FakeFile
 from tests.handler_env import COMPILE_FILES, REPO, UNTESTED_BODY
 from tests.view_env import DOCS_FILES, FRONTEND_FILES, HOSTILE_TITLE, ViewEnv, view_env
 
-LIMITS = {"page_ms": 50.0, "api_ms": 20.0, "stored_mb": 20.0, "first_page_ms": 150.0}
+LIMITS = {"page_ms": 50.0, "api_ms": 20.0, "stored_mb": 20.0, "first_page_ms": 150.0,
+          "page_mb": 1.0, "served_page_ms": 200.0, "ack_p50_with_readers_ms": 25.0}
 # The first page a fresh process serves over the stored file: the service's start-up
 # thread has built the view (imports, templates: `start_ms`), the caches are empty.
 _FIRST_PAGE = """
@@ -118,7 +125,22 @@ class Report:
     first_page_ms: float  # a fresh process's first page (median of 3), the view built
     start_ms: float  # that process building the view: imports, templates
     load_average: float
+    page_bytes: int  # the label view's first page, all PRs
+    served: Served | None  # by a real service process, with --readers
     passed: dict[str, bool]
+
+
+@dataclass
+class Served:
+    """The stored file served by `digest-bot serve`: acks alone and under readers."""
+
+    readers: int
+    page_ms_median: float  # one reader, the first page, after a warm-up load
+    page_bytes: int
+    ack_alone: dict[str, float]  # wrk: requests, p50/p90/p99/max in ms
+    ack_with_readers: dict[str, float]
+    reader_pages_per_second: float
+    reader_latency_ms: dict[str, float]  # wrk's for the readers' page loads
 
 
 async def _seed(env: ViewEnv, prs: int, rng: random.Random) -> None:
@@ -222,7 +244,74 @@ def _first_page_after_start(db: Path, page: str, starts: int = 3) -> tuple[float
     return round(statistics.median(firsts), 1), round(statistics.median(builds), 1)
 
 
-async def run(prs: int, runs: int, seed: int, workdir: Path) -> Report:
+_READER_LATENCY = "\n".join([
+    "function done(summary, latency, requests)",
+    "  io.write(string.format('WRK_JSON {\"requests\":%d,\"duration_us\":%d,' ..",
+    "    '\"non_2xx\":%d,\"p50_us\":%d,\"p90_us\":%d,\"max_us\":%d}\\n',",
+    "    summary.requests, summary.duration, summary.errors.status,",
+    "    latency:percentile(50), latency:percentile(90), latency.max))",
+    "end",
+])
+
+
+def _ms(result: dict[str, Any]) -> dict[str, float]:
+    return {"requests": result["requests"],
+            **{key.removesuffix("_us") + "_ms": round(result[key] / 1000, 2)
+               for key in ("p50_us", "p90_us", "p99_us", "max_us") if key in result}}
+
+
+def _serve(db: Path, readers: int, seconds: float, workdir: Path) -> Served:
+    """Acks (wrk, one connection) against a real service on `db`, alone, then while
+    `readers` connections keep loading the label view."""
+    from bench.bench_intake_wrk import run_wrk, write_deliveries
+    from bench.intake.targets import RunningServer, pr_digest_target
+
+    secret = "bench-view-webhook-secret"
+    target = pr_digest_target(secret, workdir)
+    target.env["DIGEST_DB_PATH"] = str(db)
+    deliveries = workdir / "deliveries"
+    write_deliveries(deliveries, 200, secret, 20)
+    reader_script = workdir / "reader.lua"
+    reader_script.write_text(_READER_LATENCY + "\n")
+    server = RunningServer(target, workdir / "serve.log")
+    server.start()
+    try:
+        base = target.webhook_url.removesuffix("/webhook")
+        page_url = f"{base}/view/{REPO}"
+        with httpx.Client(timeout=60) as client:
+            first = client.get(page_url)
+            assert first.status_code == 200, first.status_code
+            samples = []
+            for _ in range(10):
+                started = time.perf_counter()
+                assert client.get(page_url).status_code == 200
+                samples.append((time.perf_counter() - started) * 1000)
+        run_wrk(target.webhook_url, deliveries, threads=1, connections=1, seconds=2,
+                tag="warm")
+        alone = run_wrk(target.webhook_url, deliveries, threads=1, connections=1,
+                        seconds=seconds, tag="alone")
+        reading = subprocess.Popen(
+            ["wrk", "-t", str(min(readers, 2)), "-c", str(readers), "-d",
+             f"{round(seconds) + 3}s", "--timeout", "10s", "-s", str(reader_script),
+             page_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        loaded = run_wrk(target.webhook_url, deliveries, threads=1, connections=1,
+                         seconds=seconds, tag="readers")
+        out, _ = reading.communicate(timeout=seconds + 60)
+        read = json.loads(next(line for line in out.splitlines()
+                               if line.startswith("WRK_JSON ")).removeprefix("WRK_JSON "))
+    finally:
+        server.stop()
+    return Served(
+        readers=readers, page_ms_median=round(statistics.median(samples), 1),
+        page_bytes=len(first.content), ack_alone=_ms(alone), ack_with_readers=_ms(loaded),
+        reader_pages_per_second=round(read["requests"] / (read["duration_us"] / 1e6), 1),
+        reader_latency_ms=_ms(read),
+    )
+
+
+async def run(prs: int, runs: int, seed: int, workdir: Path, readers: int = 0,
+              seconds: float = 10.0) -> Report:
     rng = random.Random(seed)
     async with view_env(workdir) as env:
         await _seed(env, prs, rng)
@@ -258,21 +347,30 @@ async def run(prs: int, runs: int, seed: int, workdir: Path) -> Report:
             await _time(lambda: env.get(f"/api/digests/{REPO}"), runs, "API first page (50)"),
             await _time(lambda: env.get(f"{page}/1"), runs, "one digest page"),
         ]
+        page_bytes = len((await env.get(page)).content)
         server = await _server_side_ms(env, runs)
         first_page, start = await asyncio.to_thread(
             _first_page_after_start, workdir / "view.db", page)
+    served = (await asyncio.to_thread(_serve, workdir / "view.db", readers, seconds, workdir)
+              if readers else None)
     by_target = {t.target: t for t in timings}
+    passed = {
+        "page_ms": by_target["label view, all PRs"].median_ms < LIMITS["page_ms"],
+        "api_ms": by_target["API first page (50)"].median_ms < LIMITS["api_ms"],
+        "stored_mb": stored / 1e6 < LIMITS["stored_mb"],
+        "first_page_ms": first_page < LIMITS["first_page_ms"],
+        "page_mb": page_bytes / 1e6 < LIMITS["page_mb"],
+    }
+    if served is not None:
+        passed["served_page_ms"] = served.page_ms_median < LIMITS["served_page_ms"]
+        passed["ack_p50_with_readers_ms"] = (
+            served.ack_with_readers["p50_ms"] <= LIMITS["ack_p50_with_readers_ms"])
     return Report(
         prs=prs, stored_bytes=stored, stored_mb=round(stored / 1e6, 2),
         bytes_per_pr=stored // prs, timings=timings, server_side_page_ms=server,
         first_page_ms=first_page, start_ms=start,
-        load_average=round(os.getloadavg()[0], 2),
-        passed={
-            "page_ms": by_target["label view, all PRs"].median_ms < LIMITS["page_ms"],
-            "api_ms": by_target["API first page (50)"].median_ms < LIMITS["api_ms"],
-            "stored_mb": stored / 1e6 < LIMITS["stored_mb"],
-            "first_page_ms": first_page < LIMITS["first_page_ms"],
-        },
+        load_average=round(os.getloadavg()[0], 2), page_bytes=page_bytes, served=served,
+        passed=passed,
     )
 
 
@@ -287,6 +385,15 @@ def _print(report: Report) -> None:
           f"{report.server_side_page_ms} ms median")
     print(f"first page after a start (fresh process, view built): {report.first_page_ms} ms "
           f"median of 3; building the view (imports, templates): {report.start_ms} ms")
+    print(f"label view page (all PRs): {report.page_bytes:,} bytes")
+    served = report.served
+    if served is not None:
+        print(f"served by `digest-bot serve`: page {served.page_bytes:,} bytes, "
+              f"{served.page_ms_median} ms median (one reader)")
+        print(f"acks alone:             {served.ack_alone}")
+        print(f"acks with {served.readers} readers:   {served.ack_with_readers}")
+        print(f"readers: {served.reader_pages_per_second} pages/s, "
+              f"latency {served.reader_latency_ms}")
     print("limits:", ", ".join(f"{k} {'ok' if v else 'OVER'}" for k, v in report.passed.items()))
 
 
@@ -296,9 +403,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--readers", type=int, default=0,
+                        help="also serve the file and time acks under this many readers")
+    parser.add_argument("--seconds", type=float, default=10.0,
+                        help="length of each wrk run (with --readers)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp:
-        report = asyncio.run(run(max(args.prs, len(_SHAPES)), args.runs, args.seed, Path(tmp)))
+        report = asyncio.run(run(max(args.prs, len(_SHAPES)), args.runs, args.seed, Path(tmp),
+                                 args.readers, args.seconds))
     _print(report)
     if args.json is not None:
         args.json.write_text(json.dumps(asdict(report), indent=2))

@@ -3,7 +3,8 @@ the routes answer through httpx's ASGI transport. Shared by the view's tests and
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +13,15 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
+from bot.core.label_view import summarize
+from bot.core.vocabulary import LANGS
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
 from bot.queue.ledger import Ledger
 from bot.settings.model import Settings
 from bot.view.app import LabelViewRoutes
 from bot.view.recorder import DigestRecorder
-from bot.view.store import DigestStore, create_schema
+from bot.view.store import DigestStore, PullState, StoredDigest, create_schema
 from tests.fakes.github_memory import MemoryGitHub
 from tests.fakes.github_state import FakeFile, FakeGitHubState
 from tests.handler_env import COMPILE_FILES, REPO, UNTESTED_BODY, gh_for, make_ctx, make_state
@@ -44,6 +47,24 @@ class ViewEnv:
 
     async def digest(self, number: int) -> None:
         await sync_pull_request(self.gh, self.ctx, REPO, number)
+
+    async def copy_digest(self, source: int, numbers: Iterable[int]) -> None:
+        """PR `source`'s stored digests (both languages) stored again for `numbers`, as
+        open PRs titled "Copy N", even numbers labelled `even`, each a minute older
+        than the one before: a long queue without a job per PR."""
+        now = time.time()
+        items = {lang: await self.store.entry(REPO, source, lang) for lang in LANGS}
+        for number in numbers:
+            digests = []
+            for lang, item in items.items():
+                assert item is not None, f"PR {source} has no {lang} digest"
+                payload = {**item.payload, "number": number}
+                digests.append(StoredDigest(lang, payload, summarize(payload)))
+            await self.store.record(PullState(
+                repo=REPO, number=number, title=f"Copy {number}", author="alice",
+                url=f"https://github.com/{REPO}/pull/{number}",
+                labels=("even",) if number % 2 == 0 else (), draft=False, state="open",
+                merged=False, private=False, updated_at=now - 60 * number), tuple(digests))
 
     async def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return await self.client.get(path, **kwargs)

@@ -188,7 +188,7 @@ class ViewEntry:
     merged: bool = False
     closed_at: float | None = None
 
-    @property
+    @cached_property
     def labels(self) -> tuple[str, ...]:
         """The labels it is listed under: its own, then its areas' (no repeats)."""
         return tuple(dict.fromkeys((*self.pr_labels, *self.summary.area_labels)))
@@ -206,7 +206,7 @@ class ViewEntry:
     def _owners(self) -> frozenset[str]:
         return frozenset(name.casefold() for name in self.summary.triage.owners)
 
-    @property
+    @cached_property
     def waiting_on(self) -> str | None:
         """Whose move it is: `author`, `reviewer`, `ci`, or None for a closed PR.
 
@@ -380,3 +380,49 @@ def build_label_view(
 def _label_key(name: str) -> tuple[bool, str]:
     # Alphabetical, case-insensitive; the unlabeled group last.
     return (name == "", name.casefold())
+
+
+PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class ViewPage:
+    """One page of a queue: the rows its groups show there. The groups read as one list
+    (listed, then quiet, then recently merged), cut every `per_page` rows; the view's
+    counts stay over every row."""
+
+    listed: tuple[ViewEntry, ...]
+    quiet: tuple[ViewEntry, ...]
+    recently_merged: tuple[ViewEntry, ...]
+    number: int  # from 1
+    pages: int
+    per_page: int = PER_PAGE
+
+    @property
+    def first_row(self) -> int:
+        """The position of the page's first row in the whole list, from 1."""
+        return (self.number - 1) * self.per_page + 1
+
+    @property
+    def previous(self) -> int | None:
+        return self.number - 1 if self.number > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.number + 1 if self.number < self.pages else None
+
+
+def page_of(view: LabelView, number: int, per_page: int = PER_PAGE) -> ViewPage:
+    """Page `number` of `view` (past the last page: the last page)."""
+    rows = len(view.listed) + len(view.quiet) + len(view.recently_merged)
+    pages = max(1, -(-rows // per_page))
+    number = min(max(1, number), pages)
+    start, end = (number - 1) * per_page, number * per_page
+    quiet_at = len(view.listed)
+    merged_at = quiet_at + len(view.quiet)
+    return ViewPage(
+        listed=view.listed[start:end],
+        quiet=view.quiet[max(0, start - quiet_at):max(0, end - quiet_at)],
+        recently_merged=view.recently_merged[max(0, start - merged_at):max(0, end - merged_at)],
+        number=number, pages=pages, per_page=per_page,
+    )

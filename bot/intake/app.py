@@ -219,6 +219,8 @@ class _Intake:
     worker: JobRunner | None
     # Why the service cannot work yet (e.g. App credentials GitHub rejects); None: fine.
     not_ready_reason: Callable[[], str | None] = lambda: None
+    # Told the size of each body refused after (part of) it was read.
+    refused_bytes: Callable[[int], None] | None = None
     draining: bool = False
     _warned_unsigned: bool = False
     _warned_no_secret: bool = False
@@ -272,8 +274,12 @@ class _Intake:
 
     async def _handle(self, headers: dict[str, str], receive: Receive) -> _Reply:
         body = self._before_body(headers)
-        await self._read_body(headers, receive, body)
-        decision = self._decide(headers, body.verified())
+        try:
+            await self._read_body(headers, receive, body)
+            decision = self._decide(headers, body.verified())
+        except _Rejected:
+            self._refused(body)
+            raise
         if isinstance(decision, _Reply):
             return decision
         if isinstance(decision, _Ignore):
@@ -281,6 +287,12 @@ class _Intake:
             return decision.reply
         return self._accepted(decision, await self.store.accept_delivery(
             decision.delivery, decision.job))
+
+    def _refused(self, body: _Body | None) -> None:
+        """A body read and then refused (or left unfinished): its bytes are freed now,
+        in bulk, which `refused_bytes` may act on (bot/service/heap.py)."""
+        if body is not None and body.size and self.refused_bytes is not None:
+            self.refused_bytes(body.size)
 
     def _finish(self, reply: _Reply, started: float) -> None:
         """Count and log one answered delivery (inside its bound log context)."""
@@ -526,6 +538,7 @@ class WebhookExchange:
         try:
             self._body.add(chunk)
         except _Rejected as rejected:
+            self._intake._refused(self._body)
             with self._log_context:
                 self._answer(_failure_reply(rejected))
 
@@ -549,6 +562,8 @@ class WebhookExchange:
                         lambda result, error: self._stored(decision, result, error),
                         self._loop)
             except Exception as exc:
+                if isinstance(exc, _Rejected):
+                    self._intake._refused(self._body)
                 self._answer(_failure_reply(exc))
 
     def abandon(self) -> None:
@@ -556,6 +571,7 @@ class WebhookExchange:
         and logged as the ASGI path does; nothing is stored and no answer is written.
         Once the body is complete the delivery is being stored: it goes ahead."""
         if not self._done and not self._body_complete:
+            self._intake._refused(self._body)
             with self._log_context:
                 self._answer(_failure_reply(_disconnected()), write=False)
 
@@ -612,13 +628,15 @@ def create_app(
     extra_routes: Sequence[BaseRoute] = (),
     not_ready_reason: Callable[[], str | None] | None = None,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+    refused_bytes: Callable[[int], None] | None = None,
 ) -> IntakeApp:
     """The service's app; `extra_routes` (the label view) are composed in by bot.service.wiring,
     so the intake never imports them. `not_ready_reason` makes /readyz 503 while it
     returns a reason; `background` tasks (e.g. the credential check) run on the server's
-    loop while it serves."""
+    loop while it serves; `refused_bytes` is told the size of every body refused
+    after it was read."""
     _register_secrets(settings)
-    intake = _Intake(settings, store, metrics, worker)
+    intake = _Intake(settings, store, metrics, worker, refused_bytes=refused_bytes)
     if not_ready_reason is not None:
         intake.not_ready_reason = not_ready_reason
 

@@ -1,12 +1,20 @@
 """uvicorn's httptools protocol with the limits it lacks (deadlines for a request's
-headers and for its body, a cap on open connections) and an ack route: the webhook
-answered from the protocol's own callbacks.
+headers and for its body, caps on open and on idle connections) and an ack route: the
+webhook answered from the protocol's own callbacks.
 
 uvicorn arms no timer until a first response has been sent, so a client that trickles
 header bytes (slowloris) holds its connection, and a file descriptor, forever; enough of
 them starve the process. The body deadline lives here too, not in the app: a deadline
 per request, checked by one sweeping timer, instead of an `asyncio.timeout` around
 every body read.
+
+The caps: uvicorn counts connections only for `limit_concurrency`, which answers 503 to
+every request past it, signed deliveries included. Refusing new connections at a cap
+was no better: 512 keep-alive pollers of `/healthz` held every slot, and every delivery
+was refused. A connection with no request in progress (nothing sent yet, or waiting for
+its next keep-alive request) is idle; a new connection at `max_connections` closes the
+oldest idle one, and is refused only when none is idle; idle keep-alive connections
+beyond `max_idle_connections` are closed oldest first.
 
 The ack route: under load, uvicorn's per-request machinery (an ASGI scope, a
 request-response cycle with its event, a task, the receive and send coroutines and their
@@ -80,6 +88,10 @@ class _Sweeper:
         self._interval = interval
         self._watched: set[_GuardedHttpToolsProtocol] = set()
         self._timer: asyncio.TimerHandle | None = None
+        # Idle connections, oldest first (dicts keep insertion order): those that have
+        # sent nothing yet, and those waiting for their next keep-alive request.
+        self._silent: dict[_GuardedHttpToolsProtocol, None] = {}
+        self._waiting: dict[_GuardedHttpToolsProtocol, None] = {}
 
     def watch(self, connection: _GuardedHttpToolsProtocol) -> None:
         self._watched.add(connection)
@@ -88,6 +100,32 @@ class _Sweeper:
 
     def unwatch(self, connection: _GuardedHttpToolsProtocol) -> None:
         self._watched.discard(connection)
+        self.busy(connection)
+
+    def silent(self, connection: _GuardedHttpToolsProtocol) -> None:
+        """`connection` is open and has sent nothing yet."""
+        self._silent[connection] = None
+
+    def waiting(self, connection: _GuardedHttpToolsProtocol, max_waiting: int) -> None:
+        """`connection` answered its request and waits for the next one; the oldest
+        waiting beyond `max_waiting` are closed."""
+        self._waiting[connection] = None
+        while len(self._waiting) > max_waiting:
+            next(iter(self._waiting)).evict()
+
+    def busy(self, connection: _GuardedHttpToolsProtocol) -> None:
+        """`connection` sent bytes (a request began), or is gone: not idle."""
+        self._silent.pop(connection, None)
+        self._waiting.pop(connection, None)
+
+    def evict_oldest_idle(self) -> bool:
+        """Close the connection idle the longest; False when none is idle."""
+        oldest = min((next(iter(idle)) for idle in (self._silent, self._waiting) if idle),
+                     key=lambda connection: connection.idle_since, default=None)
+        if oldest is None:
+            return False
+        oldest.evict()
+        return True
 
     def _sweep(self) -> None:
         self._timer = None
@@ -102,6 +140,7 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
     header_timeout_seconds = 10.0
     body_timeout_seconds = 30.0
     max_connections = 512
+    max_idle_connections = 128
     ack_route: ClassVar[AckRoute | None] = None
     ack_path: ClassVar[bytes] = b"/webhook"
     # One sweeper per loop (the service runs one; tests may run several in turn).
@@ -115,6 +154,8 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_due: float | None = None
         self._body_due: float | None = None
         self._idle_due: float | None = None
+        # loop.time() since when the connection has had no request in progress.
+        self.idle_since = 0.0
         sweeper = self._sweepers.get(self.loop)
         if sweeper is None:
             interval = max(0.05, min(1.0, self.header_timeout_seconds / 4,
@@ -124,12 +165,23 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
-            # Refuse at once: a waiting connection is exactly the resource being exhausted.
+        if len(self.connections) > self.max_connections and not self._sweeper.evict_oldest_idle():
+            # Every connection is busy: refuse at once, a waiting connection is exactly
+            # the resource being exhausted.
             transport.abort()
             return
-        self._header_due = self.loop.time() + self.header_timeout_seconds
+        self.idle_since = self.loop.time()
+        self._header_due = self.idle_since + self.header_timeout_seconds
         self._sweeper.watch(self)
+        self._sweeper.silent(self)
+
+    def evict(self) -> None:
+        """Close this idle connection to make room; no longer counted from now on (its
+        close completes on a later turn of the loop)."""
+        self._sweeper.busy(self)
+        self.connections.discard(self)
+        if not self.transport.is_closing():
+            self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._sweeper.unwatch(self)
@@ -232,11 +284,14 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
         else:
-            self._idle_due = self.loop.time() + self.timeout_keep_alive
+            self.idle_since = self.loop.time()
+            self._idle_due = self.idle_since + self.timeout_keep_alive
+            self._sweeper.waiting(self, self.max_idle_connections)
 
     def _unset_keepalive_if_required(self) -> None:
         # uvicorn calls this when data arrives and when the connection is lost.
         self._idle_due = None
+        self._sweeper.busy(self)
         super()._unset_keepalive_if_required()
 
     def check_deadlines(self, now: float) -> None:
@@ -269,7 +324,7 @@ class _GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 def guarded_protocol(
     *, header_timeout_seconds: float, body_timeout_seconds: float, max_connections: int,
-    ack_route: AckRoute | None = None,
+    max_idle_connections: int = 128, ack_route: AckRoute | None = None,
 ) -> type[HttpToolsProtocol]:
     """The protocol class to pass as uvicorn's `http=`, with these limits; `POST
     /webhook` goes to `ack_route` when one is given."""
@@ -277,6 +332,7 @@ def guarded_protocol(
         "header_timeout_seconds": header_timeout_seconds,
         "body_timeout_seconds": body_timeout_seconds,
         "max_connections": max_connections,
+        "max_idle_connections": max_idle_connections,
         "ack_route": ack_route,
         "_sweepers": weakref.WeakKeyDictionary(),
     })

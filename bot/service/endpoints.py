@@ -27,8 +27,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              "the App credentials work; 503 with the reason otherwise", "anyone"),
     Endpoint("GET", "/metrics", "Prometheus metrics", "anyone"),
     Endpoint("GET", "/view/{owner}/{repo}",
-             "the label view: open PRs as a triage queue; `?label=`, `?verdict=`, "
-             "`?q=`, `?owner=`, `?sort=`, `?lang=`", _VIEW_ACCESS),
+             "the label view: open PRs as a triage queue, 50 a page; `?label=`, "
+             "`?verdict=`, `?q=`, `?owner=`, `?sort=`, `?lang=`, `?page=`", _VIEW_ACCESS),
     Endpoint("GET", "/view/{owner}/{repo}/{number}", "one PR's digest as a page; `?lang=`",
              _VIEW_ACCESS),
     Endpoint("GET", "/view/{owner}/{repo}/feed.atom",

@@ -25,7 +25,7 @@ from bot.queue.ledger import LedgerStore
 from bot.queue.sqlite_writer import CannotOpenDatabase
 from bot.queue.store import ServiceStore
 from bot.service.deferred_worker import DeferredWorker
-from bot.service.heap import keep_freed_heap
+from bot.service.heap import HeapReleaser, keep_freed_heap
 from bot.service.stores import DatabaseUnreachable, Stores, open_stores
 from bot.settings.errors import SettingsError, unknown_setting_lines
 from bot.settings.model import Settings
@@ -183,7 +183,7 @@ def build_service(settings: Settings) -> Service:
                             failure_reason=lambda exc: _rules_problem(settings, exc))
     app = create_app(
         settings, store, metrics, worker=worker, extra_routes=view.routes(),
-        not_ready_reason=worker.not_ready_reason,
+        not_ready_reason=worker.not_ready_reason, refused_bytes=HeapReleaser().refused,
     )
     return Service(app, stores, worker, view)
 
@@ -246,6 +246,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         http=guarded_protocol(header_timeout_seconds=settings.header_timeout_seconds,
                               body_timeout_seconds=settings.body_timeout_seconds,
                               max_connections=settings.max_connections,
+                              max_idle_connections=settings.max_idle_connections,
                               ack_route=service.app.ack_route),
     )
     server = uvicorn.Server(config)

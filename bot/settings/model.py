@@ -141,7 +141,11 @@ class Settings(BaseSettings):
     body_timeout_seconds: float = Field(default=30.0, gt=0, description=(
         "a webhook body must arrive completely within this long, or 408"))
     max_connections: int = Field(default=512, ge=8, description=(
-        "open HTTP connections beyond this are closed at once (file-descriptor bound)"))
+        "open HTTP connections (file-descriptor bound): a new one beyond this closes the"
+        " oldest idle one, and is refused only when none is idle"))
+    max_idle_connections: int = Field(default=128, ge=1, description=(
+        "idle keep-alive HTTP connections beyond this are closed, oldest first; keep a"
+        " proxy's upstream keep-alive pool below it"))
     command_runs_per_minute: int = Field(
         default=6, ge=1,
         description="not used: the per-PR command limit is `commands_per_minute` in "

@@ -16,7 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from bot.core.label_view import SORTS, LabelView, ViewEntry
+from bot.core.label_view import SORTS, LabelView, ViewEntry, ViewPage, page_of
 from bot.core.render.i18n import t
 from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.view.cache import FragmentCache
@@ -124,7 +124,10 @@ def ci_steps_summary(text: _Text, steps: Sequence[tuple[str, int]]) -> str:
 def render_label_view(
     repo: str, view: LabelView, *, lang: Lang, default_lang: Lang,
     fragments: FragmentCache | None = None, now: float = 0.0, raw_query: str = "",
+    page: ViewPage | None = None,
 ) -> str:
+    """Page `page` of the queue (default: its first)."""
+    shown = page if page is not None else page_of(view, 1)
     asked = view.filters
     keep = {"label": asked.label, "verdict": asked.verdict, "q": raw_query or None,
             "owner": asked.owner, "sort": None if asked.sort == "verdict" else asked.sort}
@@ -169,7 +172,7 @@ def render_label_view(
         owner=asked.owner, sort=asked.sort, sorts=SORTS, raw_query=raw_query,
         verdicts=VERDICTS, link=link, other_lang=other, entries_html=entries_html,
         feed_link=feed_path(repo, asked.label), api_link=api_path(repo),
-        lang_param=lang_param, page_path=page_path,
+        lang_param=lang_param, page_path=page_path, page=shown,
     )
 
 

@@ -10,6 +10,7 @@ from bot.core.label_view import (
     Triage,
     ViewEntry,
     build_label_view,
+    page_of,
     reading_order,
     summarize,
 )
@@ -258,3 +259,27 @@ def test_summary_counts_the_asks_and_how_many_were_answered() -> None:
     assert (summary.asked, summary.answered) == (3, 2)
     assert Summary.from_json(summary.to_json()) == summary
     assert (summarize({"verdict": "read"}).asked, Summary.from_json({}).answered) == (0, 0)
+
+
+def test_pages_cut_the_groups_as_one_list_and_keep_the_counts_over_all_rows() -> None:
+    view = build_label_view(
+        [*(entry(n, "read", updated=NOW - n) for n in range(1, 8)),
+         *(entry(n, "quiet", updated=NOW - n) for n in range(8, 11)),
+         *(entry(n, state="closed", merged=True, closed_at=NOW - n) for n in range(11, 13))],
+        now=NOW, recent_seconds=DAY,
+    )
+    first, second, third = (page_of(view, n, per_page=4) for n in (1, 2, 3))
+    assert (numbers(first.listed), numbers(first.quiet), numbers(first.recently_merged)) == (
+        [1, 2, 3, 4], [], [])
+    assert (numbers(second.listed), numbers(second.quiet)) == ([5, 6, 7], [8])
+    assert (numbers(third.quiet), numbers(third.recently_merged)) == ([9, 10], [11, 12])
+    assert [p.pages for p in (first, second, third)] == [3, 3, 3]
+    assert (first.previous, first.next, third.previous, third.next) == (None, 2, 2, None)
+    assert third.first_row == 9
+    # Past the last page: the last page; an empty queue has one (empty) page.
+    assert page_of(view, 99, per_page=4) == third
+    empty = page_of(build_label_view([], now=NOW, recent_seconds=DAY), 1)
+    assert (empty.pages, empty.listed, empty.next) == (1, (), None)
+    # The view's own counts are untouched by paging.
+    assert view.shown_open == 10
+    assert len(view.recently_merged) == 2

@@ -192,3 +192,56 @@ def test_unsigned_deliveries_are_refused_when_any_credential_is_configured(
         assert state.count("POST", TOKEN_ROUTE) == tokens_before
         wait_until(lambda: any("refusing every delivery" in str(r.get("msg"))
                                for r in svc.log_records()), 5, message="refusal logged")
+
+
+def _rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/<pid>/status")
+
+
+def test_memory_returns_after_forged_bodies_are_refused(
+    world: tuple[FakeGitHubState, str], tmp_path: Path
+) -> None:
+    # Issue 38, item 10: 200 forged 1 MB bodies, all held unfinished at once, then
+    # refused (401 once hashed). Before: RSS 92 -> 298 MB, and still 298 MB after they
+    # closed. Now the freed pages go back to the kernel after the burst.
+    _, url = world
+    senders, size = 200, 1_000_000
+    payload = b"x" * size
+    statuses: list[int] = []
+    held: list[int] = []
+    with ServiceProcess(url, tmp_path) as svc:
+        assert svc.pid is not None
+        pid = svc.pid
+        before = _rss_bytes(pid)
+
+        def measure_held() -> None:
+            # The service reads what the senders wrote at its own pace (a busy host).
+            deadline = time.monotonic() + 15
+            while _rss_bytes(pid) - before < 150 * MB and time.monotonic() < deadline:
+                time.sleep(0.2)
+            held.append(_rss_bytes(pid))
+
+        all_sent = threading.Barrier(senders, action=measure_held)
+
+        def forge() -> None:
+            with socket.create_connection(_address(svc), timeout=60) as sock:
+                sock.sendall(_request_head(size))
+                sock.sendall(payload[:-1])
+                all_sent.wait(60)
+                sock.sendall(payload[-1:])
+                statuses.append(_status_of(sock))
+
+        threads = [threading.Thread(target=forge) for _ in range(senders)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(90)
+        assert statuses == [401] * senders
+        # The bodies were in the process at once (else this test shows nothing) ...
+        assert held[0] - before > 100 * MB, f"held {(held[0] - before) // MB} MB"
+        # ... and are no longer once refused.
+        wait_until(lambda: _rss_bytes(pid) - before < 40 * MB, 5, interval=0.2,
+                   message="RSS back within 40 MB of where it started")

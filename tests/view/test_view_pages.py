@@ -280,9 +280,13 @@ async def test_the_api_lists_contract_keys_and_pages(tmp_path: Path) -> None:
              "view_url"}
     assert all(contract | extra <= set(item) for item in items)
     assert len(first.json()) == 2
+    assert first.headers["link"].count("rel=") == 1  # next only: no page before it
     assert 'rel="next"' in first.headers["link"]
     assert len(second.json()) == 1
-    assert "link" not in second.headers
+    # The last page links back, and to the first, keeping per_page; nothing after it.
+    assert 'rel="next"' not in second.headers["link"]
+    assert '?per_page=2&page=1>; rel="prev"' in second.headers["link"]
+    assert '?per_page=2&page=1>; rel="first"' in second.headers["link"]
     assert {i["number"] for i in first.json()} | {i["number"] for i in second.json()} == {1, 2, 3}
     assert [item["number"] for item in by_label.json()] == [1]
     assert since.json() == []
@@ -501,3 +505,41 @@ async def test_the_api_entries_carry_the_triage_keys(tmp_path: Path) -> None:
     assert items[4]["draft"] is True
     assert items[4]["waiting_on"] == "author"
     assert items[4]["signals"] == ["template-unfilled"]  # an empty description
+
+
+def _href(html: str, rel: str) -> str:
+    found = re.search(rf'<a rel="{rel}" href="([^"]+)"', html)
+    assert found is not None, rel
+    return found.group(1).replace("&amp;", "&")
+
+
+async def test_the_page_shows_50_rows_with_counts_over_all_and_links_keeping_filters(
+        tmp_path: Path) -> None:
+    async with view_env(tmp_path) as env:
+        add_sample_pulls(env.state)
+        await env.digest(1)
+        await env.copy_digest(1, range(2, 121))
+        first = (await env.get(PAGE)).text
+        last = (await env.get(PAGE, params={"page": "3"})).text
+        beyond = (await env.get(PAGE, params={"page": "9"})).text
+        even = await env.get(PAGE, params={"label": "even", "sort": "oldest"})
+        even_next = await env.get(_href(even.text, "next"))
+        even_back = await env.get(_href(even_next.text, "prev"))
+        bad = await env.get(PAGE, params={"page": "0"})
+    assert len(entry_numbers(first)) == 50
+    assert "120 of 120 open PRs" in first  # the counts are over every row
+    assert '<span class="count">120</span>' in first
+    assert "Page 1 of 3" in first
+    assert 'rel="prev"' not in first
+    assert len(entry_numbers(last)) == 20
+    assert 'rel="next"' not in last
+    assert set(entry_numbers(first)).isdisjoint(entry_numbers(last))
+    assert entry_numbers(beyond) == entry_numbers(last)  # past the end: the last page
+    # Filters and sort survive the pager: 60 even PRs, oldest first, 50 then 10.
+    assert _href(even.text, "next") == f"{PAGE}?label=even&sort=oldest&page=2"
+    assert entry_numbers(even.text) == list(range(120, 20, -2))
+    assert entry_numbers(even_next.text) == list(range(20, 0, -2))
+    assert "Page 2 of 2" in even_next.text
+    assert _href(even_next.text, "prev") == f"{PAGE}?label=even&sort=oldest"
+    assert entry_numbers(even_back.text) == entry_numbers(even.text)
+    assert bad.status_code == 400
