@@ -32,7 +32,11 @@ Python's `re` takes seconds on `*a*a*a*b` against one long file name.
 Matching is fast: a literal pattern (most lines: `/vllm/lora`, `mkdocs.yaml`) is a dict
 lookup per component of the path, and only the globs bucketed under the path's
 directories (by their literal prefix, as bot/core/rules/globs.py does) are asked, from
-the last line down, stopping below the best literal line found.
+the last line down, stopping below the best literal line found. And it is bounded: one
+PR's paths may spend MAX_MATCH_COST asking globs; past it a path that needs a glob asked
+is `unmatched` (its owners unknown), so 5,000 `**` globs cost a PR about a second, not
+minutes. One RE2 set of every glob was tried instead: its DFA has a state per set of
+live globs, so on such a file it took 80-200 s for 3,000 paths and never gave up.
 """
 
 from __future__ import annotations
