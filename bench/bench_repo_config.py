@@ -2,6 +2,8 @@
 
 Run: python -m bench repo-config [--sdists DIR] [--size 90] [--seed 34] [--repeat 3]
      [--rebuild] [--json PATH]
+     python -m bench repo-config --owners-bound   (CODEOWNERS cost only, no sdists: vLLM's
+     file, the baseline, and a 5,000-glob bomb, in one run; issue 38, item 4)
 
 Data: the PyPI source releases vllm 0.33.0 (the base) and 0.34.0 (the head), unpacked
 to DIR/vllm-0.33.0 and DIR/vllm-0.34.0 (DIR is /work/sdists, machine-local; how to get
@@ -729,6 +731,72 @@ async def api_calls(base: Path, head: Path) -> dict[str, int]:
     return calls
 
 
+# --- CODEOWNERS bound ------------------------------------------------------------------
+
+FIXTURE_CONFIG = ROOT / "tests" / "fixtures" / "vllm_config" / "0.34.0"
+BOMB_RULES = 5_000
+BOMB_FILES = 3_000
+
+
+def glob_bomb(rules: int = BOMB_RULES) -> str:
+    """A CODEOWNERS of `rules` distinct `**` globs that no path matches, each of which
+    every path must still be asked about: no literal prefix, no literal last component
+    (issue 38, item 4)."""
+    return "".join(f"**/v*{i}q*/** @bomb{i}\n" for i in range(rules))
+
+
+@dataclass(frozen=True)
+class OwnersBound:
+    """One config's CODEOWNERS cost on a `BOMB_FILES`-file PR, in seconds."""
+
+    name: str
+    rules: int
+    parse_s: float  # parse_codeowners: every pattern compiled
+    digest_s: float  # build_digest + render + JSON, owners included
+    owned: int
+    unmatched: int
+
+
+def owners_bound(codeowners_text: str, name: str, rules: RuleSet) -> OwnersBound:
+    """Parse `codeowners_text` beside vLLM's other config files (the fixture's) and
+    digest a synthetic 3,000-file vLLM PR (bench/bench_match.py) with it."""
+    from bench.bench_match import synthetic_pr
+
+    files = asyncio.run(read_config_files(DirectorySource(FIXTURE_CONFIG), "fixture 0.34.0"))
+    texts = {**files.texts, CODEOWNERS_PATHS[0]: codeowners_text}
+    start = time.perf_counter()
+    config = read_repo_config(ConfigFiles(source=files.source, texts=texts))
+    parsed = time.perf_counter()
+    payload, digest_s = _digest(synthetic_pr(BOMB_FILES), rules, config)
+    owners = payload.get("owners") or {}
+    return OwnersBound(
+        name=name,
+        rules=len(config.codeowners.rules) if config.codeowners else 0,
+        parse_s=parsed - start,
+        digest_s=digest_s,
+        owned=len(owners.get("by_file") or {}),
+        unmatched=int(owners.get("unmatched_files") or 0),
+    )
+
+
+def run_owners_bound(rules_dir: Path = RULES_DIR) -> list[OwnersBound]:
+    """vLLM's real CODEOWNERS (the baseline) and the glob bomb, in the same run."""
+    rules = load_rules(rules_dir)
+    real = (FIXTURE_CONFIG / CODEOWNERS_PATHS[0]).read_text("utf-8")
+    return [owners_bound(real, "vLLM 0.34.0 CODEOWNERS", rules),
+            owners_bound(glob_bomb(), f"glob bomb ({BOMB_RULES:,} `**` globs)", rules)]
+
+
+def format_owners_bound(rows: Sequence[OwnersBound]) -> list[str]:
+    lines = [f"CODEOWNERS on a {BOMB_FILES:,}-file PR (parse once per base; digest per PR):"]
+    lines += [
+        f"  {r.name}: {r.rules:,} rules, parse {r.parse_s:.2f} s, digest {r.digest_s:.2f} s, "
+        f"{r.owned:,} files owned, {r.unmatched:,} past the budget"
+        for r in rows
+    ]
+    return lines
+
+
 # --- report ----------------------------------------------------------------------------
 
 
@@ -896,7 +964,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed digests per change")
     parser.add_argument("--rebuild", action="store_true", help="remake the cached sample")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
+    parser.add_argument("--owners-bound", action="store_true",
+                        help="only the CODEOWNERS cost: vLLM's file and a glob bomb")
     args = parser.parse_args(argv)
+    if args.owners_bound:
+        for line in format_owners_bound(run_owners_bound()):
+            print(line)
+        return 0
     base = args.sdists / f"vllm-{BASE_VERSION}"
     head = args.sdists / f"vllm-{HEAD_VERSION}"
     missing = [str(p) for p in (base, head) if not p.is_dir()]

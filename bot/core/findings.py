@@ -35,6 +35,9 @@ class Owners(BaseModel):
     teams: tuple[str, ...] = ()
     by_file: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (path, owners as written)
     unowned: tuple[str, ...] = ()
+    # Paths whose owners were not worked out: the CODEOWNERS matching budget ran out
+    # (bot/core/repo_config/codeowners.py, MAX_MATCH_COST).
+    unmatched: tuple[str, ...] = ()
 
 
 class CiStepRef(BaseModel):

@@ -48,6 +48,7 @@ from bot.github.protocol import (
     Permission,
     PullRequest,
     ReactionContent,
+    ResponseMismatch,
     Review,
     ReviewComment,
     TreeEntry,
@@ -173,10 +174,24 @@ async def translated() -> AsyncIterator[None]:
     except GitHubException as exc:
         raise translate_error(exc) from exc
     except ValidationError as exc:
-        # The validation text quotes the response, which may hold a token: drop it.
-        raise GitHubError(
-            f"GitHub response did not match the schema ({exc.error_count()} errors)"
-        ) from None
+        raise ResponseMismatch(schema_mismatch(exc)) from None
+
+
+def schema_mismatch(exc: ValidationError) -> str:
+    """What did not fit, e.g. "GitHub's PullRequest did not match its schema at
+    `head.sha`: Input should be a valid string". Only the model, the place and pydantic's
+    message: the error's own text quotes the response's values, which may hold a token."""
+    errors = exc.errors(include_url=False, include_input=False)
+    if not errors:
+        return f"GitHub's {exc.title} did not match its schema"
+    first = errors[0]
+    where = "".join(
+        f"[{part}]" if isinstance(part, int) else f".{str(part)[:40]}" for part in first["loc"]
+    ).lstrip(".")
+    text = f"GitHub's {exc.title} did not match its schema at `{where}`: {first['msg'][:200]}"
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return text
 
 
 class GitHubKitAdapter:

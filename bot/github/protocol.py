@@ -258,6 +258,16 @@ class NotFound(GitHubError):
     pass
 
 
+class ResponseMismatch(GitHubError):
+    """GitHub answered with a body that does not fit the schema githubkit parses it with.
+
+    Not transient: the same object gets the same answer, so the job is parked at once
+    with the field named, instead of being retried for twenty minutes.
+    """
+
+    permanent = True
+
+
 class RateLimited(GitHubError):
     """403/429 rate limit (primary or secondary): retry after `retry_after` seconds."""
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from bot.github.dry_run import DryRunGitHub
-from bot.github.protocol import GitHubAPI, RepositoryArchive
+from bot.github.protocol import GitHubAPI, GitHubError, RepositoryArchive
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.command import CommentCommandJob, from_outsider, handle_command_comment
 from bot.handlers.context import HandlerContext
@@ -187,7 +187,14 @@ class JobProcessor:
         if not self._settings.has_app_credentials:
             return 0
         queued = 0
-        for installation_id, repo in await self._factory.installation_repositories():
+        try:
+            repositories = await self._factory.installation_repositories()
+        except GitHubError as exc:
+            # GitHub's answer says all there is (a 401, a 5xx): one line, no traceback.
+            log.warning("reconcile skipped: cannot list the App's repositories: %s", exc,
+                        extra={"status": exc.status})
+            return 0
+        for installation_id, repo in repositories:
             try:
                 await self._queue_missing_index(installation_id, repo)
                 async with self._factory.for_installation(installation_id) as gh:
@@ -197,7 +204,10 @@ class JobProcessor:
                     await self._ledger.fingerprints(repo), self._ctx.rules.bundled.version,
                     skip_drafts=self._ctx.skip_drafts,
                 )
+            # One repository's failure must not stop the sweep of the others.
+            except GitHubError as exc:
+                log.warning("reconcile skipped %s: %s", repo, exc,
+                            extra={"repo": repo, "status": exc.status})
             except Exception:
-                # One repository's failure must not stop the sweep of the others.
                 log.exception("reconcile failed", extra={"repo": repo})
         return queued

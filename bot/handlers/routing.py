@@ -64,7 +64,8 @@ async def route_pull_request(
             "requested_users": tuple(dict.fromkeys((*pr.requested_users, *owners.users))),
             "requested_teams": tuple(dict.fromkeys((*pr.requested_teams, *owners.teams))),
         })
-        if not owners.unowned:
+        # A file left unmatched (the CODEOWNERS budget ran out) may be nobody's.
+        if not owners.unowned and not owners.unmatched:
             request = False
     if reviewed is None:
         reviewed = await gh.list_reviewers_who_reviewed(pr.repo, pr.number)

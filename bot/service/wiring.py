@@ -27,7 +27,7 @@ from bot.queue.store import ServiceStore
 from bot.service.deferred_worker import DeferredWorker
 from bot.service.heap import HeapReleaser, keep_freed_heap
 from bot.service.stores import DatabaseUnreachable, Stores, open_stores
-from bot.settings.errors import SettingsError, unknown_setting_lines
+from bot.settings.errors import SettingsError, misspelt_safety_lines, unknown_setting_lines
 from bot.settings.model import Settings
 from bot.view.lazy import LazyLabelView
 from bot.view.store import DigestStore
@@ -222,6 +222,11 @@ def _open_service(settings: Settings) -> Service:
 
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
+    # First: a misspelt safety setting makes every other check moot, and nothing may
+    # reach GitHub before it is fixed.
+    misspelt = misspelt_safety_lines()
+    if misspelt:
+        raise SettingsError(misspelt)
     check_start(settings)
     configure_logging(settings.log_level, settings.log_format or default_log_format())
     for line in unknown_setting_lines():

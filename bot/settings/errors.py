@@ -98,16 +98,14 @@ def settings_error_lines(exc: ValidationError) -> list[str]:
     return lines
 
 
-def unknown_setting_lines(environ: Mapping[str, str] | None = None) -> list[str]:
-    """One line per DIGEST_* variable that is no setting (pydantic-settings ignores it:
-    a misspelt `DIGEST_DRYRUN=1` would leave the service live), naming the closest
-    setting. Names are compared as pydantic-settings reads them, ignoring case; values
-    are never shown (a misspelt secret's would be)."""
+def _unknown_names(environ: Mapping[str, str] | None) -> list[tuple[str, str | None]]:
+    """(name, the closest setting's name or None) of each DIGEST_* variable that is no
+    setting. Names are compared as pydantic-settings reads them, ignoring case."""
     from bot.settings.model import Settings
 
     names = os.environ if environ is None else environ
     known = [env_name(field) for field in Settings.model_fields]
-    lines: list[str] = []
+    found: list[tuple[str, str | None]] = []
     for name in sorted(names):
         upper = name.upper()
         if not upper.startswith(ENV_PREFIX) or upper in known:
@@ -115,7 +113,35 @@ def unknown_setting_lines(environ: Mapping[str, str] | None = None) -> list[str]
         # Compared without the prefix every name shares, which would make any two close.
         close = difflib.get_close_matches(upper[len(ENV_PREFIX):],
                                           [k[len(ENV_PREFIX):] for k in known], n=1)
-        hint = (f"did you mean {ENV_PREFIX}{close[0]}?" if close
-                else "`digest-bot settings-table` lists them")
+        found.append((name, ENV_PREFIX + close[0] if close else None))
+    return found
+
+
+def misspelt_safety_lines(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per DIGEST_* variable that is no setting but is closest to one that holds
+    writes back (WRITE_SAFETY_SETTINGS): `serve` must not start on it, since ignoring a
+    misspelt `DIGEST_DRYRUN=1` would leave the service live. Values are never shown."""
+    from bot.settings.model import WRITE_SAFETY_SETTINGS
+
+    safety = {env_name(field) for field in WRITE_SAFETY_SETTINGS}
+    return [
+        f"{name}: not a setting; did you mean {close}? It holds writes back, so `serve` "
+        "does not start while it may be misspelt"
+        for name, close in _unknown_names(environ) if close in safety
+    ]
+
+
+def unknown_setting_lines(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per other DIGEST_* variable that is no setting (pydantic-settings ignores
+    it), naming the closest setting; values are never shown (a misspelt secret's would
+    be)."""
+    from bot.settings.model import WRITE_SAFETY_SETTINGS
+
+    safety = {env_name(field) for field in WRITE_SAFETY_SETTINGS}
+    lines: list[str] = []
+    for name, close in _unknown_names(environ):
+        if close in safety:
+            continue
+        hint = f"did you mean {close}?" if close else "`digest-bot settings-table` lists them"
         lines.append(f"{name}: not a setting, ignored; {hint}")
     return lines

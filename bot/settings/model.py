@@ -17,6 +17,10 @@ _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The login used until `GET /app` says the App's own (or `DIGEST_BOT_LOGIN` does).
 DEFAULT_BOT_LOGIN = "pr-digest[bot]"
 DEFAULT_GITHUB_API_URL = "https://api.github.com"
+# The settings that hold writes back: all of them (dry run), the start-up sweep's, their
+# pace. A misspelt name of one of these stops `serve` (bot/settings/errors.py) instead of
+# being ignored, which would leave the service writing more than its operator meant.
+WRITE_SAFETY_SETTINGS = ("dry_run", "reconcile_on_startup", "write_interval_seconds")
 
 
 class Settings(BaseSettings):

@@ -284,3 +284,16 @@ def test_the_cli_prints_the_table_and_writes_json(
     data = json.loads(out.read_text())
     assert data["after"]["ci"]["hits"] == 5
     assert (tmp_path / "repo_config_sample.json").is_file()
+
+
+def test_the_owners_bound_rows_compare_vllms_file_with_a_glob_bomb() -> None:
+    from bench.bench_repo_config import BOMB_RULES, format_owners_bound, glob_bomb, owners_bound
+
+    rules = load_rules(RULES_DIR)
+    small = owners_bound(glob_bomb(300), "small bomb", rules)
+    assert small.rules == 300
+    assert small.unmatched > 0  # 3,000 files x 300 globs is over the budget
+    assert glob_bomb().count("\n") == BOMB_RULES
+    lines = format_owners_bound([small])
+    assert lines[1].startswith("  small bomb: 300 rules, parse ")
+    assert lines[1].endswith(f", {small.unmatched:,} past the budget")

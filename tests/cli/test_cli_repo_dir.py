@@ -43,6 +43,7 @@ def test_owners_come_from_the_checkouts_codeowners(
     assert out["owners"] == {
         "users": ["tdoublep"], "teams": [],
         "by_file": {"vllm/v1/attention/backends/triton_attn.py": ["@tdoublep"]},
+        "unmatched_files": 0,
     }
     # vLLM's needs-rebase rule asks for `conflict`, which no PR payload states.
     assert out["repo_config"]["source"] == f"checkout {VLLM}"

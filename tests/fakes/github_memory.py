@@ -121,7 +121,8 @@ class MemoryGitHub:
                 if fault.applied:
                     action()
                 status = fault.status
-                message = str((fault.body or {}).get("message", "injected fault"))
+                body = fault.body if isinstance(fault.body, dict) else {}
+                message = str(body.get("message", "injected fault"))
                 raise error_for(fault.status, message, {**headers, **fault.headers})
             return action()
         except FakeHTTPError as exc:

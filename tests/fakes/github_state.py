@@ -167,7 +167,7 @@ class Fault:
     status: int
     times: int
     headers: dict[str, str]
-    body: dict[str, Any] | None
+    body: dict[str, Any] | list[Any] | None  # a 200 with a body that breaks the schema
     applied: bool  # the write happens, then the failure is returned ("response lost")
     delay: float = 0.0  # slow_next: seconds before answering instead of a status
 
@@ -372,7 +372,8 @@ class FakeGitHubState:
     # --- fault injection ---------------------------------------------------
 
     def fail_next(self, method: str, path_pattern: str, status: int, *, times: int = 1,
-                  headers: dict[str, str] | None = None, body: dict[str, Any] | None = None,
+                  headers: dict[str, str] | None = None,
+                  body: dict[str, Any] | list[Any] | None = None,
                   applied: bool = False) -> None:
         """Fail the next `times` matching calls. `path_pattern` is a glob matched
         against the templated route and the concrete path. `applied=True` performs

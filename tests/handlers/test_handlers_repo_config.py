@@ -100,6 +100,32 @@ async def test_code_owners_covering_every_file_leave_the_pools_unasked() -> None
     assert state2.pulls[(REPO, 11)].requested_users != []
 
 
+async def test_owners_cut_short_by_the_budget_do_not_stand_in_for_the_pools() -> None:
+    # Issue 38, item 4: past the CODEOWNERS budget a file's owners are unknown, so the
+    # owners found must not count as covering every file. Before: the files left over
+    # counted as owned, and the pools were not asked.
+    state = make_state()
+    for user in FRONTEND_POOL:
+        state.set_permission(REPO, user, "write")
+    tree = _tree("0.34.0")
+    # Globs after vLLM's lines outrank them, so each is asked about each file.
+    tree[".github/CODEOWNERS"] = str(tree[".github/CODEOWNERS"]) + "".join(
+        f"**/v*{i}q*/** @bomb{i}\n" for i in range(2_000))
+    files = [FakeFile(f"vllm/lora/layers/part_{i}.py", additions=1,
+                      patch="@@ -1 +1,2 @@\n a\n+b\n") for i in range(200)]
+    pull = state.add_pull(REPO, 12, title="[Frontend] Split", labels=["frontend"], files=files)
+    pull.base_sha = state.add_commit(REPO, tree)
+    outcome = await sync_pull_request(gh_for(state), make_ctx(), REPO, 12)
+    assert outcome.digest is not None
+    owners = outcome.digest.owners
+    assert owners is not None
+    assert owners.users  # the files matched before the budget ran out are owned
+    assert not owners.unowned
+    assert 0 < len(owners.unmatched) < 200
+    assert "are not shown" in state.comments_on(REPO, 12)[-1].body
+    assert state.pulls[(REPO, 12)].requested_users != []
+
+
 async def test_pool_members_neither_owners_nor_collaborators_are_warned_about_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

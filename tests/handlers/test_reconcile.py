@@ -3,6 +3,7 @@ delivery, so the sweep must find PRs whose digest is stale and only those."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -69,3 +70,48 @@ async def test_sweep_queues_only_recent_prs_it_has_not_converged(
     assert await run.sweep() == 2  # PR 2 is still stale: its job has not run yet
     numbers = sorted(job.number or 0 for job in await store.list_jobs("queued"))
     assert numbers == [1, 2]  # PR 2's job coalesced, not duplicated
+
+
+# --- issue 38, item 10: one line per expected failure ----------------------------------
+
+OTHER = "vllm-project/other"
+
+
+def _sweep_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "bot.handlers.processor"]
+
+
+async def test_a_repository_the_sweep_cannot_read_is_one_line_and_the_others_are_swept(
+    processor: tuple[JobProcessor, SqliteJobStore], state: FakeGitHubState,
+    server: FakeGitHubServer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Before: `log.exception`, a ~40-line traceback for a plain 404.
+    state.add_repo(OTHER)
+    state.fail_next("GET", f"/repos/{OTHER}/pulls", 404)
+    run, store = processor
+    with caplog.at_level(logging.INFO):
+        assert await run.sweep() == 2
+    assert sorted(job.number or 0 for job in await store.list_jobs("queued")) == [1, 2]
+    failed = [r for r in _sweep_records(caplog) if r.levelno >= logging.WARNING]
+    assert [(r.levelname, r.getMessage()) for r in failed] == [(
+        "WARNING",
+        f"reconcile skipped {OTHER}: GET {server.url}/repos/{OTHER}/pulls: HTTP 404 "
+        "(injected 404)")]
+    assert failed[0].exc_info is None
+    assert "\n" not in failed[0].getMessage()
+
+
+async def test_rejected_credentials_are_one_line(
+    processor: tuple[JobProcessor, SqliteJobStore], state: FakeGitHubState,
+    server: FakeGitHubServer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    state.fail_next("GET", "/app/installations", 401)
+    run, _ = processor
+    with caplog.at_level(logging.INFO):
+        assert await run.sweep() == 0
+    failed = [r for r in _sweep_records(caplog) if r.levelno >= logging.WARNING]
+    assert [(r.levelname, r.getMessage()) for r in failed] == [(
+        "WARNING",
+        f"reconcile skipped: cannot list the App's repositories: GET {server.url}"
+        "/app/installations: HTTP 401 (injected 401)")]
+    assert failed[0].exc_info is None

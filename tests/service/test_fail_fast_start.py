@@ -26,7 +26,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.fakes.github_http import FakeGitHubServer
 from tests.keys import PRIVATE_KEY_PEM
-from tests.service_harness import REPO_ROOT, ServiceProcess, e2e_state, free_port, wait_until
+from tests.service_harness import (
+    REPO,
+    REPO_ROOT,
+    ServiceProcess,
+    e2e_state,
+    free_port,
+    wait_until,
+)
 
 SECRET = "fail-fast-secret-0123456789"
 # Started processes must stop on their own well within this (a start takes ~0.5 s);
@@ -296,10 +303,11 @@ def test_a_port_in_use_stops_the_start_before_any_listening_line(tmp_path: Path)
 def test_a_misspelt_setting_is_warned_about_once_at_start_naming_the_real_one(
     tmp_path: Path,
 ) -> None:
-    # Before: ignored without a word; `DIGEST_DRYRUN=1` with App credentials ran live.
+    # Before: ignored without a word. A name close to a safety setting stops the start
+    # instead (the next test); these are close to other settings, or to none.
     typo_secret = "misspelt-secret-value-0123456789"
-    extra = {"DIGEST_DRYRUN": "1", "DIGEST_WEBHOOK_SECRT": typo_secret,
-             "DIGEST_NOTHING_LIKE_IT": "1"}
+    extra = {"DIGEST_WEBHOOK_SECRT": typo_secret, "DIGEST_NOTHING_LIKE_IT": "1",
+             "DIGEST_WORKER": "2"}
     with FakeGitHubServer(e2e_state()) as url, ServiceProcess(url, tmp_path,
                                                               extra_env=extra) as svc:
         wait_until(lambda: httpx.get(f"{svc.url}/readyz", timeout=2).status_code == 200,
@@ -308,14 +316,36 @@ def test_a_misspelt_setting_is_warned_about_once_at_start_naming_the_real_one(
     messages = [str(r.get("msg", "")) for r in records]
     unknown = [r for r in records if "not a setting" in str(r.get("msg", ""))]
     assert [(r["level"], r["msg"]) for r in unknown] == [
-        ("warning", "DIGEST_DRYRUN: not a setting, ignored; did you mean DIGEST_DRY_RUN?"),
         ("warning", "DIGEST_NOTHING_LIKE_IT: not a setting, ignored; "
                     "`digest-bot settings-table` lists them"),
         ("warning", "DIGEST_WEBHOOK_SECRT: not a setting, ignored; "
                     "did you mean DIGEST_WEBHOOK_SECRET?"),
+        ("warning", "DIGEST_WORKER: not a setting, ignored; did you mean DIGEST_WORKERS?"),
     ]
     listening = next(i for i, m in enumerate(messages) if m.startswith("pr-digest listening"))
     assert max(records.index(r) for r in unknown) < listening
-    # The typo does not make it dry-run (only the warning says so), and no value is shown.
     assert "(live: App credentials" in messages[listening]
     assert typo_secret not in svc.log_path.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("typo", "meant"), [
+    ("DIGEST_DRYRUN", "DIGEST_DRY_RUN"),
+    ("digest_dry_rnu", "DIGEST_DRY_RUN"),
+    ("DIGEST_RECONCILE_ON_START", "DIGEST_RECONCILE_ON_STARTUP"),
+    ("DIGEST_WRITE_INTERVAL", "DIGEST_WRITE_INTERVAL_SECONDS"),
+])
+def test_a_misspelt_safety_setting_stops_the_start_before_any_github_call(
+    tmp_path: Path, typo: str, meant: str,
+) -> None:
+    # Before (issue 38, item 9): `DIGEST_DRYRUN=1` with App credentials only warned and
+    # started live; its start-up sweep wrote to every open PR.
+    state = e2e_state()
+    state.add_pull(REPO, 7, title="An open PR the start-up sweep would digest")
+    with FakeGitHubServer(state) as url:
+        code, lines = _failed_start(_app_env(tmp_path, DIGEST_GITHUB_API_URL=url,
+                                             **{typo: "1"}))
+        assert state.calls == []
+    assert (code, lines) == (2, [
+        f"digest-bot: bad setting: {typo}: not a setting; did you mean {meant}? It holds "
+        "writes back, so `serve` does not start while it may be misspelt"])

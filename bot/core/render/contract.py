@@ -98,10 +98,13 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "repo_context": (
             digest.repo_context.model_dump(mode="json") if digest.repo_context else None
         ),
-        # The base's CODEOWNERS on the changed files: {users, teams, by_file} or None.
+        # The base's CODEOWNERS on the changed files: {users, teams, by_file,
+        # unmatched_files} or None; unmatched_files counts the paths left unmatched when
+        # the matching budget ran out (their owners are unknown).
         "owners": (
             {"users": list(digest.owners.users), "teams": list(digest.owners.teams),
-             "by_file": {path: list(owners) for path, owners in digest.owners.by_file}}
+             "by_file": {path: list(owners) for path, owners in digest.owners.by_file},
+             "unmatched_files": len(digest.owners.unmatched)}
             if digest.owners else None
         ),
         # The base's CI pipeline on this PR's paths, or None when it was not read.

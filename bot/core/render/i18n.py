@@ -300,6 +300,11 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "link.cherry-pick": {"en": "cherry-pick of", "zh": "挑选自"},
     "render.owners": {"en": "code owners", "zh": "代码负责人"},
     "render.other_owners": {"en": "Other code owners", "zh": "其他代码负责人"},
+    "render.owners_cut": {
+        "en": "Code owners of {files} are not shown: the base's CODEOWNERS has too many "
+        "wildcard rules to match every changed file.",
+        "zh": "{files}的代码负责人未列出:基准分支的 CODEOWNERS 通配规则过多,无法匹配全部改动文件。",
+    },
     "render.ci": {"en": "CI to run", "zh": "需运行的 CI"},
     "render.ci.steps": {"en": "{count:,} steps through its paths",
                         "zh": "{count:,} 个步骤由改动路径触发"},

@@ -134,6 +134,9 @@ def who_lines(digest: Digest) -> Iterator[str]:
     if rest:
         label = "render.other_owners" if digest.areas else "render.owners"
         yield f"- {_label(lang, label)}{_owner_names(rest, lang)}"
+    if digest.owners and digest.owners.unmatched:
+        files = _count(lang, "render.files_count", len(digest.owners.unmatched))
+        yield "- " + t(lang, "render.owners_cut", files=files)
 
 
 def _ordered(items: Iterable[str]) -> list[str]:

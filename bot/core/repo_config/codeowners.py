@@ -32,17 +32,22 @@ Python's `re` takes seconds on `*a*a*a*b` against one long file name.
 Matching is fast: a literal pattern (most lines: `/vllm/lora`, `mkdocs.yaml`) is a dict
 lookup per component of the path, and only the globs bucketed under the path's
 directories (by their literal prefix, as bot/core/rules/globs.py does) are asked, from
-the last line down, stopping below the best literal line found.
+the last line down, stopping below the best literal line found. And it is bounded: one
+PR's paths may spend MAX_MATCH_COST asking globs; past it a path that needs a glob asked
+is `unmatched` (its owners unknown), so 5,000 `**` globs cost a PR about a second, not
+minutes. One RE2 set of every glob was tried instead: its DFA has a state per set of
+live globs, so on such a file it took 80-200 s for 3,000 paths and never gave up.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pathspec import GitIgnoreSpec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from bot.core.rules.globs import literal_prefix
 from bot.core.rules.patterns import LinePattern, PatternError
@@ -55,6 +60,13 @@ MAX_RULES = 5_000
 MAX_LINE_CHARS = 4_096
 # A file of 100,000 broken lines should cost its author one screen, not us 100,000 strings.
 MAX_PROBLEMS = 50
+# What matching one PR's paths may spend, in units of roughly a microsecond: a glob asked
+# about a path costs one unit (its prefix and literal checks), and RE2 searching the path
+# its cost_weight (bot/core/rules/patterns.py) per 256 bytes more. vLLM's file spends
+# 32,000-36,000 on a 3,000-file PR (bench/bench_match.py's synthetic and vendored ones);
+# 5,000 `**` globs that no literal rules out would spend 30 million (minutes, issue 38).
+# Past the budget the remaining paths are left unmatched, and the digest says so.
+MAX_MATCH_COST = 300_000
 
 _PATTERN_TOKEN = re.compile(r"(?:\\.|\\\Z|[^ \t\\])+")
 _SPACES = re.compile(r"[ \t]+")
@@ -98,6 +110,30 @@ class _Literal:
 _Compiled = _Literal | _Glob
 
 
+_Buckets = tuple[tuple[tuple[int, _Glob], ...], ...]
+
+
+def _last_first(item: tuple[int, _Glob]) -> int:
+    return -item[0]
+
+
+class _Exhausted(Exception):
+    """The PR's matching budget ran out."""
+
+
+_UNBOUNDED = 1 << 62
+
+
+class _Budget:
+    def __init__(self, units: int) -> None:
+        self.left = units
+
+    def charge(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise _Exhausted
+
+
 @lru_cache(maxsize=8192)
 def _compile(pattern: str) -> _Compiled | str:
     """The matcher of one CODEOWNERS pattern, or why it has none."""
@@ -108,13 +144,14 @@ def _compile(pattern: str) -> _Compiled | str:
     if "[" in _ESCAPED.sub("", pattern):
         return "`[ ]` character ranges are not supported in CODEOWNERS; line skipped"
     try:
-        regex = GitIgnoreSpec.from_lines([pattern]).patterns[0].regex
+        # The regex's text only: compiling it with Python's `re` too, as pathspec's
+        # pattern objects do, cost ~1 ms a line (5 s for a file of 5,000 globs).
+        source, _ = GitIgnoreSpecPattern.pattern_to_regex(pattern)
     # pathspec's own error types differ between versions; any of them means "unusable".
     except Exception as exc:
         return f"invalid pattern: {_shorten(str(exc))}"
-    if not isinstance(regex, re.Pattern):
+    if not isinstance(source, str):
         return "pattern matches no path; line skipped"
-    source = regex.pattern
     literal = _literal(source)
     if literal is not None:
         return literal
@@ -127,6 +164,12 @@ def _compile(pattern: str) -> _Compiled | str:
     except PatternError as exc:
         return f"pattern cannot be matched: {_shorten(str(exc))}"
     return _Glob(compiled, literal_prefix(source), _needle(pattern))
+
+
+def _source(pattern: str) -> str | None:
+    """The regex a glob line runs (None for a literal or an unusable line)."""
+    compiled = _compile(pattern)
+    return compiled.pattern.source if isinstance(compiled, _Glob) else None
 
 
 def _needle(pattern: str) -> str | None:
@@ -166,11 +209,16 @@ class _Index:
         self.name: dict[str, int] = {}  # a last component, at any depth
         self.dir_name: dict[str, int] = {}  # a directory component, at any depth
         buckets: dict[str, list[tuple[int, _Glob]]] = {}
+        # A glob whose regex a later line repeats can never be the last match: skipped,
+        # so 5,000 copies of `**/*.py` cost what one does.
+        last_of = {_source(rule.pattern): rule_id for rule_id, rule in enumerate(rules)}
         for rule_id, rule in enumerate(rules):
             compiled = _compile(rule.pattern)
             if isinstance(compiled, str):
                 continue
             if isinstance(compiled, _Glob):
+                if last_of[compiled.pattern.source] != rule_id:
+                    continue
                 bucket = compiled.prefix[: compiled.prefix.rfind("/") + 1]
                 buckets.setdefault(bucket, []).append((rule_id, compiled))
                 continue
@@ -185,20 +233,26 @@ class _Index:
                     self.name[compiled.key] = rule_id
         self.buckets = {key: tuple(reversed(ids)) for key, ids in buckets.items()}
 
-    def globs_for(self, directory: str) -> tuple[tuple[int, _Glob], ...]:
-        """The globs a file of `directory` ("" or "a/b/") may match, last line first."""
-        found: list[tuple[int, _Glob]] = []
+    def buckets_for(self, directory: str) -> _Buckets:
+        """The glob buckets a file of `directory` ("" or "a/b/") may match, each last
+        line first. Merged lazily by `rule_of`: building one sorted list per directory
+        would cost all the globs, asked or not."""
+        found: list[tuple[tuple[int, _Glob], ...]] = []
         end = 0
         while True:
-            found.extend(self.buckets.get(directory[:end], ()))
+            bucket = self.buckets.get(directory[:end])
+            if bucket:
+                found.append(bucket)
             end = directory.find("/", end) + 1
             if end == 0:
                 break
-        found.sort(key=lambda item: -item[0])
         return tuple(found)
 
-    def rule_of(self, path: str, globs: Iterable[tuple[int, _Glob]]) -> int:
-        """The id of the last rule matching `path` (an ordinary path), or -1."""
+    def rule_of(self, path: str, buckets: _Buckets, budget: _Budget) -> int:
+        """The id of the last rule matching `path` (an ordinary path), or -1. Raises
+        _Exhausted when asking the globs would spend more than `budget` has left."""
+        globs: Iterable[tuple[int, _Glob]] = (
+            buckets[0] if len(buckets) == 1 else heapq.merge(*buckets, key=_last_first))
         best = self.exact.get(path, -1)
         parts = path.split("/")
         best = max(best, self.name.get(parts[-1], -1))
@@ -210,11 +264,13 @@ class _Index:
         for rule_id, glob in globs:
             if rule_id <= best:
                 break
+            budget.charge(1)
             if not path.startswith(glob.prefix) or (
                     glob.needle is not None and glob.needle not in path):
                 continue
             if data is None:
                 data = path.encode("utf-8", "replace")
+            budget.charge((1 + len(data) // 256) * glob.pattern.cost_weight)
             if glob.pattern.search_bytes(data) is not None:
                 return rule_id
         return best
@@ -231,20 +287,21 @@ class CodeOwners:
         object.__setattr__(self, "_index", _Index(self.rules))
 
     def owners_of(self, path: str) -> tuple[str, ...]:
-        """The owners of `path` as written on its last matching line; () when none."""
-        rule = self._rule_of(path, {})
+        """The owners of `path` as written on its last matching line; () when none.
+        One path costs at most MAX_RULES glob checks: no budget applies."""
+        rule = self._rule_of(path, {}, _Budget(_UNBOUNDED))
         return () if rule is None else rule.owners
 
     def _rule_of(
-        self, path: str, cache: dict[str, tuple[tuple[int, _Glob], ...]],
+        self, path: str, cache: dict[str, _Buckets], budget: _Budget,
     ) -> OwnerRule | None:
         if not _is_path(path):
             return None
         directory = path[: path.rfind("/") + 1]
-        globs = cache.get(directory)
-        if globs is None:
-            globs = cache[directory] = self._index.globs_for(directory)
-        rule_id = self._index.rule_of(path, globs)
+        buckets = cache.get(directory)
+        if buckets is None:
+            buckets = cache[directory] = self._index.buckets_for(directory)
+        rule_id = self._index.rule_of(path, buckets, budget)
         return None if rule_id < 0 else self.rules[rule_id]
 
 
@@ -257,6 +314,9 @@ class FileOwners:
     by_file: tuple[tuple[str, tuple[str, ...]], ...]
     unowned: tuple[str, ...]  # the changed paths nobody owns, in the order given
     emails: tuple[str, ...] = ()  # e-mail owners, as written: no account to route to
+    # The paths left when the matching budget ran out, in the order given: their owners
+    # are unknown (neither owned nor un-owned).
+    unmatched: tuple[str, ...] = ()
 
 
 def _is_path(path: str) -> bool:
@@ -345,17 +405,29 @@ def _parse_line(line: str, number: int) -> tuple[OwnerRule | None, str | None]:
     return OwnerRule(pattern, tuple(owners), number), None
 
 
-def owners_for(codeowners: CodeOwners, paths: Sequence[str]) -> FileOwners:
+def owners_for(
+    codeowners: CodeOwners, paths: Sequence[str], *, max_cost: int = MAX_MATCH_COST,
+) -> FileOwners:
     """Who owns the changed `paths`: users, teams and e-mails over all of them, and each
-    path's owners (or its place among the un-owned)."""
+    path's owners (or its place among the un-owned). Asking the globs stops where it
+    would spend more than `max_cost` (MAX_MATCH_COST): from there on a path that needs
+    a glob asked is `unmatched`."""
     users: dict[str, str] = {}
     teams: dict[str, str] = {}
     emails: dict[str, str] = {}
     by_file: list[tuple[str, tuple[str, ...]]] = []
     unowned: list[str] = []
-    cache: dict[str, tuple[tuple[int, _Glob], ...]] = {}
+    cache: dict[str, _Buckets] = {}
+    unmatched: list[str] = []
+    budget = _Budget(max_cost)
     for path in dict.fromkeys(paths):
-        rule = codeowners._rule_of(path, cache)
+        try:
+            rule = codeowners._rule_of(path, cache, budget)
+        except _Exhausted:
+            # Spent: a later path is still settled when no glob could outrank its best
+            # literal line (that costs no glob check), and is unmatched otherwise.
+            unmatched.append(path)
+            continue
         if rule is None or not rule.owners:
             unowned.append(path)
             continue
@@ -373,4 +445,5 @@ def owners_for(codeowners: CodeOwners, paths: Sequence[str]) -> FileOwners:
         by_file=tuple(by_file),
         unowned=tuple(unowned),
         emails=tuple(emails.values()),
+        unmatched=tuple(unmatched),
     )

@@ -29,7 +29,7 @@ def _paths(facts: PullRequestFacts) -> list[str]:
 def code_owners(codeowners: CodeOwners, facts: PullRequestFacts) -> Owners:
     found = owners_for(codeowners, _paths(facts))
     return Owners(users=found.users, teams=found.teams, by_file=tuple(found.by_file),
-                  unowned=found.unowned)
+                  unowned=found.unowned, unmatched=found.unmatched)
 
 
 def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLabel, ...]:

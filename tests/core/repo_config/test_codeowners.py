@@ -15,6 +15,7 @@ from pathspec import GitIgnoreSpec
 from bot.core.repo_config.codeowners import (
     CODEOWNERS_PATHS,
     MAX_LINE_CHARS,
+    MAX_MATCH_COST,
     MAX_PROBLEMS,
     MAX_RULES,
     MAX_TEXT_BYTES,
@@ -416,6 +417,71 @@ def test_garbage_never_raises() -> None:
         for path in ("a", "a/b", "", "é/a", text):
             assert isinstance(codeowners.owners_of(path), tuple)
         owners_for(codeowners, [text, "a/b"])
+
+
+# --- the matching budget (issue 38, item 4) -------------------------------------------------
+
+
+def _glob_bomb(rules: int) -> str:
+    """`**` globs no path matches and no literal rules out: each is asked about each path."""
+    return "".join(f"**/v*{i}q*/** @bomb{i}\n" for i in range(rules))
+
+
+def _pr_paths(count: int) -> list[str]:
+    dirs = ["vllm/model_executor/layers", "vllm/v1/worker", "tests/kernels", "docs", "csrc/attn"]
+    return [f"{dirs[i % len(dirs)]}/file_{i}.py" for i in range(count)]
+
+
+def test_a_glob_bomb_stops_at_the_budget_and_says_which_paths_it_left() -> None:
+    # Before: 5,000 such globs held a worker 50 s on 3,000 files (220 s on a busy machine).
+    codeowners = parse_codeowners(_glob_bomb(MAX_RULES - 1) + "/docs/ @docs-team\n")
+    assert codeowners.problems == ()
+    paths = _pr_paths(3000)
+    start = time.perf_counter()
+    result = owners_for(codeowners, paths)
+    elapsed = time.perf_counter() - start
+    # The budget is ~0.3-1.5 s of glob checks; the bound is loose for busy CI workers.
+    assert elapsed < 8.0, f"{elapsed:.1f} s"
+    # The last line is a literal that outranks every glob: its paths need no glob asked,
+    # before or after the budget ran out.
+    docs = [p for p in paths if p.startswith("docs/")]
+    assert dict(result.by_file) == {p: ("@docs-team",) for p in docs}
+    assert (result.users, result.teams) == (("docs-team",), ())
+    others = [p for p in paths if not p.startswith("docs/")]
+    # Each path costs MAX_RULES glob checks: the budget settles a few of them, in order.
+    settled = MAX_MATCH_COST // MAX_RULES
+    assert result.unowned == tuple(others[: len(result.unowned)])
+    assert settled // 3 <= len(result.unowned) <= settled
+    assert result.unmatched == tuple(others[len(result.unowned):])
+
+
+def test_the_budget_is_deterministic_and_its_size_is_the_callers() -> None:
+    codeowners = parse_codeowners(_glob_bomb(100))
+    paths = _pr_paths(50)
+    runs = {owners_for(codeowners, paths, max_cost=2_000) for _ in range(3)}
+    assert len(runs) == 1
+    (cut,) = runs
+    assert 0 < len(cut.unowned) < 20
+    assert cut.unowned + cut.unmatched == tuple(paths)
+    assert owners_for(codeowners, paths, max_cost=10**9).unmatched == ()
+
+
+def test_a_glob_repeated_thousands_of_times_costs_what_one_does() -> None:
+    text = "".join(f"**/*.py @u{i}\n" for i in range(MAX_RULES))
+    codeowners = parse_codeowners(text)
+    result = owners_for(codeowners, _pr_paths(3000), max_cost=3000 * 3)
+    # The last copy wins every path; the earlier ones are never asked.
+    assert result.unmatched == ()
+    assert result.users == (f"u{MAX_RULES - 1}",)
+
+
+def test_vllms_file_stays_far_inside_the_budget(v34: CodeOwners, v31: CodeOwners) -> None:
+    paths = [f"{d}/x_{i}.py" for i, d in enumerate(
+        p.strip("/").replace("*", "rocm") for p in _paths_from_rules(v34.rules))]
+    for codeowners in (v34, v31):
+        paths_3000 = random.Random(5).choices(paths, k=3000)
+        # A tenth of the budget still matches them all: vLLM spends ~35,000 units.
+        assert owners_for(codeowners, paths_3000, max_cost=MAX_MATCH_COST // 8).unmatched == ()
 
 
 # --- agreement with the reference ---------------------------------------------------------
