@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.corpus.cases import ROOT, CorpusCase, load_corpus, render_case
+from bench.corpus.cases import ROOT, CorpusCase, Rendered, load_corpus, render_case
 from bench.corpus.items import items_markdown, split_items
 
 BRIEF = ROOT / "bench/judged/JUDGE.md"
@@ -108,15 +108,21 @@ def thread_markdown(case: CorpusCase) -> str:
     return "\n".join(out)
 
 
+def digest_document(rendered: Rendered) -> str:
+    """digest.md: the posted Markdown, or a line saying nothing is posted (a quiet PR).
+    Its sha256 is the `digest:` a judgement records and the report compares."""
+    return rendered.markdown or (
+        "_(No comment is posted on this PR: the digest's verdict is **quiet**, "
+        "so the bot stays silent.)_\n"
+    )
+
+
 def write_packet(case: CorpusCase, out_dir: Path, brief: str) -> Path:
     rendered = render_case(case)
     items = split_items(rendered.markdown)
     folder = out_dir / case.name
     folder.mkdir(parents=True, exist_ok=True)
-    digest = rendered.markdown or (
-        "_(No comment is posted on this PR: the digest's verdict is **quiet**, "
-        "so the bot stays silent.)_\n"
-    )
+    digest = digest_document(rendered)
     files = {
         "pr.md": pr_markdown(case),
         "thread.md": thread_markdown(case),
