@@ -244,6 +244,10 @@ class Figures:
         self.prs += 1
         self.visible_all += pr.visible
         self.unjudged += pr.unjudged
+        for kind, count in pr.kinds.items():
+            total = self.kinds.setdefault(kind, KindCount())
+            for name in vars(count):
+                setattr(total, name, getattr(total, name) + getattr(count, name))
         if not pr.judged:
             return
         self.judged += 1
@@ -259,10 +263,6 @@ class Figures:
         if pr.verdict_fits is not None:
             self.fits_known += 1
             self.fits += pr.verdict_fits
-        for kind, count in pr.kinds.items():
-            total = self.kinds.setdefault(kind, KindCount())
-            for name in vars(count):
-                setattr(total, name, getattr(total, name) + getattr(count, name))
 
     def summary(self) -> dict[str, Any]:
         def ratio(a: float, b: float, digits: int = 3) -> float | None:

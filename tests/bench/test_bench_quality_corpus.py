@@ -144,6 +144,8 @@ def test_parts_areas_and_shares() -> None:
     assert areas["docs"].judged == 2
     assert areas["frontend"].prs == 2
     assert areas["frontend"].judged == 1
+    # An unjudged PR's items still count by kind, as unjudged.
+    assert figures([judged, unjudged]).kinds["summary"].unjudged == 1
     report = format_report([judged, silent, unjudged])
     assert "- held out: 1/1 PRs judged · visible noise/PR 0.00" in report
     assert "- tuned: 1/2 PRs judged · visible noise/PR 2.00" in report
