@@ -65,7 +65,7 @@ _SECTIONS = {
 }
 _CI_DETAIL = t(LANG, "render.ci.detail")
 _TRACE = re.escape(t(LANG, "render.explain", fired=0, total=0)).replace("0", r"\d+")
-_CI_LEADS = (t(LANG, "render.ci"), t(LANG, "render.ci.head"))
+_CI_LEADS = (t(LANG, "render.ci"), t(LANG, "render.ci.head"), t(LANG, "render.ci.not_run"))
 _DECISION = t(LANG, "render.decision.by")
 _HEADING = re.compile(r"^\*\*([^*]+)\*\*$")
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>")

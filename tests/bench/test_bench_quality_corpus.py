@@ -29,6 +29,7 @@ DIGEST = "\n".join(
         "- **Frontend**: API compatibility: does a field change shape?",
         "- `x.py`: “We keep the old path.” — author",
         "- CI to run: 3 steps through its paths",
+        "- Not in this PR's build: 1 optional step waits for an unblock (X)",
         "",
         "**Risk checklist**",
         "- [ ] **missing-tests** · 🟠 1 source file changed",
@@ -63,10 +64,11 @@ def test_items_follow_the_one_rule() -> None:
         (3, "visible", "area", "**Frontend**: API compatibility: does a field change shape?"),
         (4, "visible", "decision", "`x.py`: “We keep the old path.” — author"),
         (5, "visible", "ci", "CI to run: 3 steps through its paths"),
-        (6, "visible", "risk", "**missing-tests** · 🟠 1 source file changed — `vllm/x.py`"),
-        (7, "visible", "routing", "Suggested reviewers: a, b · Labels: `frontend`"),
-        (8, "collapsed", "area", "**frontend-docs** · docs updated. — Frontend"),
-        (9, "collapsed", "ci", "Run on this PR: | `entrypoints.yaml`: Unit (H200)"),
+        (6, "visible", "ci", "Not in this PR's build: 1 optional step waits for an unblock (X)"),
+        (7, "visible", "risk", "**missing-tests** · 🟠 1 source file changed — `vllm/x.py`"),
+        (8, "visible", "routing", "Suggested reviewers: a, b · Labels: `frontend`"),
+        (9, "collapsed", "area", "**frontend-docs** · docs updated. — Frontend"),
+        (10, "collapsed", "ci", "Run on this PR: | `entrypoints.yaml`: Unit (H200)"),
     ]
     assert split_items("") == []
 
@@ -117,10 +119,11 @@ JUDGED = parse_judgement(
 
 def test_one_pr_scores_noise_unjudged_recall_and_kinds() -> None:
     pr = score_pr("pr1", False, ["frontend"], ITEMS, "d1", JUDGED)
-    assert (pr.visible, pr.visible_noise, pr.collapsed_noise) == (7, 2, 1)
-    assert (pr.specific, pr.unjudged, pr.stale) == (2, 1, False)
+    assert (pr.visible, pr.visible_noise, pr.collapsed_noise) == (8, 2, 1)
+    assert (pr.specific, pr.unjudged, pr.stale) == (2, 2, False)
     assert (pr.points, pr.made_any, pr.made_visible) == (3, 1.5, 1.0)
     assert pr.kinds["ci"].noise == 1
+    assert pr.kinds["ci"].unjudged == 1
     assert pr.kinds["ci"].collapsed == 1
     assert pr.kinds["routing"].unjudged == 1
     assert pr.kinds["risk"].unsure == 1
@@ -138,8 +141,8 @@ def test_parts_areas_and_shares() -> None:
     assert total["visible_noise_per_pr"] == 1.0  # 2 noise over 2 judged PRs
     assert total["prs_at_most_one_visible_noise"] == 1
     assert total["recall_any"] == pytest.approx(1.5 / 4, abs=0.001)
-    assert total["specific_share"] == pytest.approx(2 / 7, abs=0.001)
-    assert (total["unjudged_visible"], total["visible_items"]) == (2, 8)
+    assert total["specific_share"] == pytest.approx(2 / 8, abs=0.001)
+    assert (total["unjudged_visible"], total["visible_items"]) == (3, 9)
     areas = by_area([judged, silent, unjudged])
     assert areas["docs"].judged == 2
     assert areas["frontend"].prs == 2
