@@ -47,7 +47,7 @@ class ReleaseError(Exception):
 
 
 def find_sdists(versions: list[str]) -> dict[str, Sdist]:
-    """The sdist link of each version on the index (pip internals, tested with pip 23-25)."""
+    """The sdist link of each version on the index (pip internals; run with pip 23.2, 26.3)."""
     from pip._internal.index.collector import LinkCollector
     from pip._internal.index.package_finder import PackageFinder
     from pip._internal.models.search_scope import SearchScope
