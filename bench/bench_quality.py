@@ -1,16 +1,26 @@
-"""How good is the digest on real vLLM PRs? Noise per PR first, then risks, areas, length.
+"""How good is the digest on real vLLM PRs? The blind figures first, then risks and areas.
 
-Run: python -m bench quality [--json PATH] [--holdout] [--real-config DIR] [--no-items]
+Run: python -m bench quality [--json PATH] [--noise-items] [--holdout] [--self-judged]
 
-First, the real-patch set (bench/quality_real.py, whose docstring defines a "visible
+First, the real-PR corpus judged blind (bench/quality_corpus.py, issue 44): every case in
+tests/fixtures/cases/real/corpus/ digested as the bot would post it when opened, with its
+base release's config, scored against bench/judged/corpus/pr<N>.yaml (written by fresh
+blind judges from `python -m bench corpus packets`): visible noise per PR (collapsed
+beside it), PRs with at most one visible noise item, recall of the judges' points, the
+specific share and the unjudged visible items; by item kind and by area; the tuned part
+and the held-out part apart.
+
+`--self-judged` also prints the older real-patch report, judged by the rules' author
+(bench/judged/real_prs.yaml; kept for comparison only: it is not blind).
+The older real-patch set (bench/quality_real.py, whose docstring defines a "visible
 item"): 25 vLLM PRs with their real patches, each digested with vLLM's own config at the
 base as the service reads it (`--real-config`, default tests/fixtures/vllm_config/0.34.0).
 It prints each PR's visible items and scores them against bench/judged/real_prs.yaml:
 noise items per PR (mean, max), unjudged items, recall of the judged PR-specific useful
 items, median and max visible lines.
 
-Then the older cases: every labelled case in tests/fixtures/cases/ — `vllm_prs.json` (a reviewer's
-`area_expected`) and `reviewer_asks.json` (what the reviewers of each PR actually asked
+Then the labelled cases: every labelled case in tests/fixtures/cases/ — `vllm_prs.json` (a
+reviewer's `area_expected`) and `reviewer_asks.json` (what the reviewers of each PR actually asked
 for, quoted, plus `areas_truth`). File lists are partial and line counts were not
 recorded, so the digest runs on what a partial-data run would see.
 
@@ -42,7 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import quality_real
+from bench import quality_corpus, quality_real
+from bench.corpus.cases import load_corpus
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import Digest
@@ -459,24 +470,37 @@ def main(argv: Sequence[str] | None = None) -> int:
              "0.34.0's, tests/fixtures/vllm_config/0.34.0)",
     )
     parser.add_argument(
-        "--no-items", action="store_true", help="do not print each real PR's visible items"
+        "--no-items", action="store_true", help="with --self-judged: do not print each item"
+    )
+    parser.add_argument(
+        "--noise-items", action="store_true", help="list every visible item judged noise"
+    )
+    parser.add_argument(
+        "--self-judged", action="store_true",
+        help="also print the older real-patch report judged by the rules' author (not blind)",
     )
     args = parser.parse_args(argv)
     rules = load_rules(RULES_DIR)
-    config = _repo_config(args.real_config)
-    real = run_real(rules, config)
-    print(quality_real.format_real(real, show_items=not args.no_items))
+    scores = quality_corpus.measure(load_corpus(), quality_corpus.load_judgements())
+    print(quality_corpus.format_report(scores, show_noise=args.noise_items))
     print()
-    result: dict[str, Any] = {"real": real.summary()}
-    if quality_real.HOLDOUT_CASES.exists():
-        # Judged once, before anything was tuned on it, and never tuned on.
-        held = run_real(rules, config, quality_real.HOLDOUT_CASES, quality_real.HOLDOUT_JUDGED)
-        print(quality_real.format_real(
-            held, show_items=not args.no_items, title="real patches, held out",
-            judged=quality_real.HOLDOUT_JUDGED,
-        ))
+    result: dict[str, Any] = {"corpus": quality_corpus.summary(scores)}
+    if args.self_judged:
+        config = _repo_config(args.real_config)
+        real = run_real(rules, config)
+        print(quality_real.format_real(real, show_items=not args.no_items))
         print()
-        result["real, held out"] = held.summary()
+        result["real"] = real.summary()
+        if quality_real.HOLDOUT_CASES.exists():
+            held = run_real(
+                rules, config, quality_real.HOLDOUT_CASES, quality_real.HOLDOUT_JUDGED
+            )
+            print(quality_real.format_real(
+                held, show_items=not args.no_items, title="real patches, held out",
+                judged=quality_real.HOLDOUT_JUDGED,
+            ))
+            print()
+            result["real, held out"] = held.summary()
     cases = load_cases()
     result["all"] = measure(cases, rules).summary()
     if args.repo_dir is not None:
@@ -488,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["tune"] = measure([c for c in cases if not c.holdout], rules).summary()
         result["holdout"] = measure([c for c in cases if c.holdout], rules).summary()
     for name, summary in result.items():
-        if name.startswith("real"):
+        if name.startswith("real") or name == "corpus":
             continue
         print(format_report(summary, f"digest quality: {name} cases"))
         print()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from bench.bench_quality import CASES_DIR, RULES_DIR, load_cases, measure, visible_lines
+from bench.corpus.cases import CORPUS
 from bot.rulebook.files import load_rules
 
 
@@ -52,9 +53,12 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     from bench.bench_quality import main
 
     out = tmp_path / "q.json"
-    assert main(["--json", str(out), "--holdout"]) == 0
+    assert main(["--json", str(out), "--holdout", "--self-judged"]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert set(data) == {"real", "real, held out", "all", "tune", "holdout"}
+    assert set(data) == {"corpus", "real", "real, held out", "all", "tune", "holdout"}
+    corpus = data["corpus"]
+    assert corpus["all"]["prs"] == len(list(CORPUS.glob("pr*.json")))
+    assert corpus["tuned"]["prs"] + corpus["held_out"]["prs"] == corpus["all"]["prs"]
     assert data["real"]["prs"] == 25
     assert data["real, held out"]["unjudged_total"] == 0  # judged when added
     assert data["tune"]["cases"] + data["holdout"]["cases"] == data["all"]["cases"]

@@ -1,0 +1,146 @@
+"""Blind judge packets: one folder per corpus PR, holding only what a reviewer would see.
+
+pr.md (the PR as GitHub shows it, plus the case's note), thread.md (the thread as seen),
+digest.md (the digest as the bot posts it when the PR is opened), items.md (the digest
+split into numbered items by bench/corpus/items.py, the rule the report matches verdicts
+by), JUDGE.md (the brief) and sha256.txt. No rules, no digest JSON, no code, no verdicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.corpus.cases import ROOT, CorpusCase, Rendered, load_corpus, render_case
+from bench.corpus.items import items_markdown, split_items
+
+BRIEF = ROOT / "bench/judged/JUDGE.md"
+LIMITS = (
+    "The patch is the PR's effect as it landed in a vLLM release, cut from the diff between "
+    "two PyPI source releases: review-round commits are folded in, a later PR that rewrote the "
+    "same lines before the release can hide part of it, a file the PR touched and a later PR "
+    "reverted is missing, and line numbers are against the older release, not the PR's merge "
+    "base. Labels are the ones seen in the thread (often none were captured)."
+)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any backtick run inside `text`."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def pr_markdown(case: CorpusCase) -> str:
+    raw = case.raw
+    pr = raw["event"]["pull_request"]
+    labels = ", ".join(label["name"] for label in pr.get("labels") or []) or "(none seen)"
+    files: Sequence[Mapping[str, Any]] = raw["files"]
+    source = raw["source"]
+    out = [
+        f"# #{case.number}: {pr['title']}",
+        "",
+        f"- author: {pr['user']['login']}",
+        f"- opened: {str(pr.get('created_at', ''))[:10]} · state: {source.get('pr_state', '?')}",
+        f"- labels: {labels}",
+        f"- size: {len(files)} files, +{pr['additions']}/−{pr['deletions']}",
+        "",
+        "## Description",
+        "",
+        pr.get("body") or "(empty)",
+        "",
+        "## Files",
+        "",
+    ]
+    for entry in files:
+        patch = entry.get("patch") or ""
+        fence = _fence(patch)
+        out += [
+            f"### `{entry['filename']}` ({entry['status']}, "
+            f"+{entry['additions']}/−{entry['deletions']})",
+            "",
+            f"{fence}diff",
+            patch,
+            fence,
+            "",
+        ]
+    out += [
+        "## How this case was made (where the patch or file list may be incomplete)",
+        "",
+        raw.get("note") or "(no note)",
+        "",
+        LIMITS,
+        "",
+    ]
+    return "\n".join(out)
+
+
+def thread_markdown(case: CorpusCase) -> str:
+    raw = case.raw
+    out = [f"# Thread of #{case.number}", "", f"What was seen: {raw.get('thread_visibility')}", ""]
+    thread = raw.get("thread") or []
+    for entry in thread:
+        head = f"**{entry.get('kind')}** by {entry.get('author') or '?'}"
+        if entry.get("date"):
+            head += f", {entry['date']}"
+        if entry.get("state"):
+            head += f" · {entry['state']}"
+        if entry.get("path"):
+            head += f" · on `{entry['path']}`"
+        out += [f"### {head}", ""]
+        if entry.get("diff"):
+            fence = _fence(entry["diff"])
+            out += [f"{fence}diff", entry["diff"], fence, ""]
+        out += [entry.get("text") or "(no text)", ""]
+    evidence = raw.get("evidence") or {}
+    if evidence and not thread:
+        out += ["Reviewer remarks known from the thread (quoted):", ""]
+        out += [f"- {quote}" for quote in evidence.values()]
+        out.append("")
+    if not thread and not evidence:
+        out += ["No comments, reviews or review comments were seen.", ""]
+    return "\n".join(out)
+
+
+def digest_document(rendered: Rendered) -> str:
+    """digest.md: the posted Markdown, or a line saying nothing is posted (a quiet PR).
+    Its sha256 is the `digest:` a judgement records and the report compares."""
+    return rendered.markdown or (
+        "_(No comment is posted on this PR: the digest's verdict is **quiet**, "
+        "so the bot stays silent.)_\n"
+    )
+
+
+def write_packet(case: CorpusCase, out_dir: Path, brief: str) -> Path:
+    rendered = render_case(case)
+    items = split_items(rendered.markdown)
+    folder = out_dir / case.name
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = digest_document(rendered)
+    files = {
+        "pr.md": pr_markdown(case),
+        "thread.md": thread_markdown(case),
+        "digest.md": digest,
+        "items.md": (
+            f"# Items of digest.md (sha256 {sha256(digest)}); brief JUDGE.md sha256 "
+            f"{sha256(brief)}\n\n" + items_markdown(items)
+        ),
+        "JUDGE.md": brief,
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "sha256.txt").write_text(
+        "".join(f"{sha256(text)}  {name}\n" for name, text in files.items()), encoding="utf-8"
+    )
+    return folder
+
+
+def write_packets(out_dir: Path, *, only: set[str], brief_path: Path = BRIEF) -> list[Path]:
+    brief = brief_path.read_text(encoding="utf-8")
+    return [write_packet(case, out_dir, brief) for case in load_corpus(only=sorted(only))]
