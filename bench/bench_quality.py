@@ -481,7 +481,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rules = load_rules(RULES_DIR)
-    scores = quality_corpus.measure(load_corpus(), quality_corpus.load_judgements())
+    try:
+        judgements = quality_corpus.load_judgements()
+    except quality_corpus.JudgementError as error:
+        print(f"bench quality: {error}", file=sys.stderr)
+        return 2
+    scores = quality_corpus.measure(load_corpus(), judgements)
     print(quality_corpus.format_report(scores, show_noise=args.noise_items))
     print()
     result: dict[str, Any] = {"corpus": quality_corpus.summary(scores)}

@@ -80,6 +80,11 @@ def _choice(value: Any, allowed: Iterable[str], what: str, where: str) -> str:
     return str(value)
 
 
+def _made(value: Any) -> Any:
+    # YAML 1.1 reads a bare `made: no` as false: the judge meant the word.
+    return "no" if value is False else value
+
+
 def parse_judgement(raw: Any, where: str) -> Judgement:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("pr"), int):
         raise JudgementError(f"{where}: expected a mapping with `pr: <number>`")
@@ -98,7 +103,7 @@ def parse_judgement(raw: Any, where: str) -> Judgement:
     points = tuple(
         Point(
             text=str(point.get("text", "")),
-            made=_choice(point.get("made"), MADE, "made", f"{where}: points[{index}]"),
+            made=_choice(_made(point.get("made")), MADE, "made", f"{where}: points[{index}]"),
             where=str(point.get("where") or ""),
         )
         for index, point in enumerate(raw.get("points") or ())
