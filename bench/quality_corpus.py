@@ -27,9 +27,8 @@ from typing import Any
 
 import yaml
 
-from bench.corpus.cases import CorpusCase, render_case
+from bench.corpus.cases import CorpusCase, digest_document, render_case, sha256
 from bench.corpus.items import KIND_NAMES, KINDS, Item, split_items
-from bench.corpus.packets import digest_document, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGED_DIR = ROOT / "bench/judged/corpus"

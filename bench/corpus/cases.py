@@ -8,6 +8,7 @@ Each case is digested as the service would digest it when the PR was opened: fro
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,19 @@ class Rendered:
     minutes: int
     markdown: str  # "" when the bot posts nothing (a quiet PR)
     body: str  # what render_digest gives, even for a quiet PR
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def digest_document(rendered: Rendered) -> str:
+    """digest.md: the posted Markdown, or a line saying nothing is posted (a quiet PR).
+    Its sha256 is the `digest:` a judgement records and the report compares."""
+    return rendered.markdown or (
+        "_(No comment is posted on this PR: the digest's verdict is **quiet**, "
+        "so the bot stays silent.)_\n"
+    )
 
 
 def render_case(

@@ -6,7 +6,9 @@
   show-blocks --spec FILE      each file's numbered diff blocks, to choose a spec's `blocks:`
   config RELEASE…              a release's repository config -> tests/fixtures/vllm_config/
   import FILE [--holdout]      old-style case lists (real_prs.json) -> one corpus file per PR
-  packets OUT_DIR [--only pr…] blind judge packets, one folder per PR
+  packets OUT_DIR [--only pr…] blind judge packets, one folder per PR; with --rejudge only
+                               the PRs whose digest changed, their new items marked JUDGE
+  merge DIR                    fold re-judged YAML (DIR/pr*.yaml) into bench/judged/corpus
 
 The cache (sdists and the release repository) is --cache, else $PR_DIGEST_CORPUS_DIR,
 else ~/.cache/pr-digest/corpus.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from bench.corpus import releases
@@ -131,8 +134,37 @@ def _import(args: argparse.Namespace) -> int:
 def _packets(args: argparse.Namespace) -> int:
     from bench.corpus.packets import write_packets
 
-    written = write_packets(args.out_dir, only=set(args.only or ()))
+    written = write_packets(args.out_dir, only=set(args.only or ()), rejudge=args.rejudge)
     print(f"{len(written)} packets in {args.out_dir}")
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import yaml
+
+    from bench.corpus.cases import load_corpus, render_case
+    from bench.corpus.items import split_items
+    from bench.corpus.rejudge import merge
+    from bench.quality_corpus import JUDGED_DIR, JudgementError, parse_judgement
+
+    cases = {case.name: case for case in load_corpus()}
+    for path in sorted(Path(args.dir).glob("pr*.yaml")):
+        case = cases.get(path.stem)
+        if case is None:
+            print(f"{path}: no corpus case {path.stem}", file=sys.stderr)
+            return 2
+        stored = JUDGED_DIR / path.name
+        try:
+            new = yaml.safe_load(path.read_text(encoding="utf-8"))
+            old = yaml.safe_load(stored.read_text(encoding="utf-8")) if stored.exists() else None
+            merged = merge(old, new, split_items(render_case(case).markdown), str(path))
+            parse_judgement(merged, str(path))
+        except (yaml.YAMLError, JudgementError) as error:
+            print(f"{path}: {error}", file=sys.stderr)
+            return 2
+        stored.write_text(yaml.safe_dump(merged, allow_unicode=True, sort_keys=False,
+                                         width=100), encoding="utf-8")
+        print(f"{path.stem}: {len(merged['items'])} verdicts")
     return 0
 
 
@@ -168,7 +200,16 @@ def parser() -> argparse.ArgumentParser:
     packets = commands.add_parser("packets", help="write blind judge packets")
     packets.add_argument("out_dir", type=Path)
     packets.add_argument("--only", nargs="+", metavar="prN")
+    packets.add_argument(
+        "--rejudge", action="store_true",
+        help="only the PRs whose digest changed since judged, new items marked JUDGE",
+    )
     packets.set_defaults(run=_packets)
+    merge = commands.add_parser(
+        "merge", help="fold re-judged YAML files (DIR/pr*.yaml) into bench/judged/corpus"
+    )
+    merge.add_argument("dir", type=Path)
+    merge.set_defaults(run=_merge)
     return top
 
 

@@ -162,8 +162,14 @@ def _add(items: list[tuple[str, str, str]], line: str, where: str, section: str)
         items.append((where, _kind(section, text), text))
 
 
-def items_markdown(items: list[Item]) -> str:
-    """items.md: `[id] visible|collapsed · text`, one per line."""
+def items_markdown(items: list[Item], judge: frozenset[int] | None = None) -> str:
+    """items.md: `[id] visible|collapsed · text`, one per line. For a re-judge (`judge`
+    given), each line also says `JUDGE` (new text: judge it) or `kept` (judged before)."""
     if not items:
         return "(no items: the bot posts no comment on this PR)\n"
-    return "".join(f"[{item.id}] {item.where} · {item.text}\n" for item in items)
+    if judge is None:
+        return "".join(f"[{item.id}] {item.where} · {item.text}\n" for item in items)
+    return "".join(
+        f"[{item.id}] {item.where} · {'JUDGE' if item.id in judge else 'kept'} · {item.text}\n"
+        for item in items
+    )

@@ -8,14 +8,15 @@ by), JUDGE.md (the brief) and sha256.txt. No rules, no digest JSON, no code, no 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.corpus.cases import ROOT, CorpusCase, Rendered, load_corpus, render_case
+from bench.corpus.cases import ROOT, CorpusCase, digest_document, load_corpus, render_case, sha256
 from bench.corpus.items import items_markdown, split_items
+from bench.corpus.rejudge import is_stale, to_judge
+from bench.quality_corpus import Judgement, load_judgements
 
 BRIEF = ROOT / "bench/judged/JUDGE.md"
 LIMITS = (
@@ -25,10 +26,6 @@ LIMITS = (
     "reverted is missing, and line numbers are against the older release, not the PR's merge "
     "base. Labels are the ones seen in the thread (often none were captured)."
 )
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _fence(text: str) -> str:
@@ -108,28 +105,36 @@ def thread_markdown(case: CorpusCase) -> str:
     return "\n".join(out)
 
 
-def digest_document(rendered: Rendered) -> str:
-    """digest.md: the posted Markdown, or a line saying nothing is posted (a quiet PR).
-    Its sha256 is the `digest:` a judgement records and the report compares."""
-    return rendered.markdown or (
-        "_(No comment is posted on this PR: the digest's verdict is **quiet**, "
-        "so the bot stays silent.)_\n"
-    )
+REJUDGE = (
+    "Re-judge: this digest changed since it was judged. Judge only the items marked JUDGE "
+    "(their text is new); the items marked kept have a verdict already and are not "
+    "judged again. Decide your points and judge them, and the verdict and minutes, as "
+    "for a new digest, with the whole digest in view.\n\n"
+)
 
 
-def write_packet(case: CorpusCase, out_dir: Path, brief: str) -> Path:
+def write_packet(case: CorpusCase, out_dir: Path, brief: str,
+                 judgement: Judgement | None = None, *, rejudge: bool = False) -> Path | None:
+    """The packet of one PR; with `rejudge`, only when its digest changed since
+    `judgement` (None: nothing to judge again), its new items marked JUDGE."""
     rendered = render_case(case)
     items = split_items(rendered.markdown)
+    digest = digest_document(rendered)
+    judge: frozenset[int] | None = None
+    if rejudge and judgement is not None:
+        if not is_stale(sha256(digest), items, judgement):
+            return None
+        judge = to_judge(items, judgement)
     folder = out_dir / case.name
     folder.mkdir(parents=True, exist_ok=True)
-    digest = digest_document(rendered)
     files = {
         "pr.md": pr_markdown(case),
         "thread.md": thread_markdown(case),
         "digest.md": digest,
         "items.md": (
             f"# Items of digest.md (sha256 {sha256(digest)}); brief JUDGE.md sha256 "
-            f"{sha256(brief)}\n\n" + items_markdown(items)
+            f"{sha256(brief)}\n\n" + (REJUDGE if judge is not None else "")
+            + items_markdown(items, judge)
         ),
         "JUDGE.md": brief,
     }
@@ -141,6 +146,14 @@ def write_packet(case: CorpusCase, out_dir: Path, brief: str) -> Path:
     return folder
 
 
-def write_packets(out_dir: Path, *, only: set[str], brief_path: Path = BRIEF) -> list[Path]:
+def write_packets(out_dir: Path, *, only: set[str], brief_path: Path = BRIEF,
+                  rejudge: bool = False) -> list[Path]:
+    """One packet per case (`only`: these); with `rejudge`, only the cases whose digest
+    changed since their judgement in bench/judged/corpus, for a re-judge of the new items."""
     brief = brief_path.read_text(encoding="utf-8")
-    return [write_packet(case, out_dir, brief) for case in load_corpus(only=sorted(only))]
+    judgements = load_judgements() if rejudge else {}
+    written = (
+        write_packet(case, out_dir, brief, judgements.get(case.number), rejudge=rejudge)
+        for case in load_corpus(only=sorted(only))
+    )
+    return [folder for folder in written if folder is not None]
