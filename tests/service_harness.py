@@ -344,7 +344,7 @@ class ServiceProcess:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1",
                  "--port", str(port)],
-                cwd=REPO_ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.workdir, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
             )
         self._client = httpx.Client(base_url=self.url, timeout=10.0)
         deadline = time.monotonic() + _START_TIMEOUT

@@ -233,7 +233,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     from bot.service.wiring import StartError, serve
 
     try:
-        serve(load_settings(), host=args.host, port=args.port)
+        # Only `serve` reads `.env` from its working directory (as Probot apps do); the
+        # environment wins over the file. Other commands and tests never see a stray one.
+        serve(load_settings(_env_file=".env"), host=args.host, port=args.port)
     except StartError as exc:
         raise UsageError(str(exc)) from None
     return 0

@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 Lang = Literal["en", "zh"]
+# Where the digest is delivered: a sticky comment, a check run on the head, or both.
+Delivery = Literal["comment", "check", "both"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 Verdict = Literal["deep-read", "read", "skim", "quiet"]
 VERDICTS: tuple[Verdict, ...] = ("deep-read", "read", "skim", "quiet")

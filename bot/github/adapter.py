@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from githubkit import GitHub, Response
 from githubkit.exception import GitHubException
+from githubkit_schemas.latest.models import CheckRun as GitHubCheckRun
 from githubkit_schemas.latest.models import (
     ContentFile,
     DiffEntry,
@@ -40,6 +41,7 @@ from bot.github.fence import confirm_before_write
 from bot.github.pacing import WritePacer
 from bot.github.protocol import (
     BranchHead,
+    CheckRun,
     CombinedStatus,
     GitHubError,
     IssueComment,
@@ -113,6 +115,14 @@ def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> P
         created_at=pr.created_at,
         html_url=pr.html_url,
         private=pr.base.repo.private,
+    )
+
+
+def _check_run_from_github(run: GitHubCheckRun) -> CheckRun:
+    return CheckRun(
+        id=run.id, name=run.name, head_sha=run.head_sha,
+        app_slug=(run.app.slug or "") if run.app else "",
+        title=run.output.title or "", summary=run.output.summary or "",
     )
 
 
@@ -536,6 +546,33 @@ class GitHubKitAdapter:
                 owner, name, comment_id, content=content
             )
         )
+
+    async def list_check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]:
+        owner, name_ = split_repo(repo)
+        async with translated():
+            response = await self._gh.rest.checks.async_list_for_ref(
+                owner, name_, quote(sha, safe=""), check_name=name, filter_="latest",
+                per_page=PER_PAGE)
+            return [_check_run_from_github(run) for run in response.parsed_data.check_runs]
+
+    async def create_check_run(
+        self, repo: str, sha: str, name: str, title: str, summary: str
+    ) -> CheckRun:
+        owner, name_ = split_repo(repo)
+        response = await self._write(self._gh.rest.checks.async_create(
+            owner, name_, name=name, head_sha=sha, status="completed", conclusion="neutral",
+            output={"title": encodable(title), "summary": encodable(summary)},
+        ))
+        return _check_run_from_github(response.parsed_data)
+
+    async def update_check_run(
+        self, repo: str, check_run_id: int, title: str, summary: str
+    ) -> None:
+        owner, name_ = split_repo(repo)
+        await self._write(self._gh.rest.checks.async_update(
+            owner, name_, check_run_id, status="completed", conclusion="neutral",
+            output={"title": encodable(title), "summary": encodable(summary)},
+        ))
 
     async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
         if not labels:

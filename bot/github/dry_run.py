@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from bot.core.facts import ChangedFile
 from bot.github.protocol import (
+    CheckRun,
     CombinedStatus,
     GitHubAPI,
     IssueComment,
@@ -98,6 +99,21 @@ class DryRunGitHub:
     async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None:
         pr = self._comment_pr.get(comment_id)
         await self._record(repo, pr, f"add_reaction {comment_id}", content)
+
+    async def list_check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]:
+        return await self._inner.list_check_runs(repo, sha, name)
+
+    async def create_check_run(
+        self, repo: str, sha: str, name: str, title: str, summary: str
+    ) -> CheckRun:
+        await self._record(repo, None, f"create_check_run {name} on {sha[:12]}", summary)
+        return CheckRun(id=next(self._ids), name=name, head_sha=sha, title=title,
+                        summary=summary)
+
+    async def update_check_run(
+        self, repo: str, check_run_id: int, title: str, summary: str
+    ) -> None:
+        await self._record(repo, None, f"update_check_run {check_run_id}", summary)
 
     async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
         await self._record(repo, number, "add_labels", ", ".join(labels))

@@ -129,6 +129,19 @@ class IssueSummary(BaseModel):
     author: str = ""
 
 
+class CheckRun(BaseModel):
+    """One check run on a commit: the digest when it is delivered as a check."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    name: str
+    head_sha: str
+    app_slug: str = ""  # the App that created it: only our own run is ours to update
+    title: str = ""
+    summary: str = ""
+
+
 class GitHubAPI(Protocol):
     """Installation-scoped GitHub operations. Errors raise `GitHubError` subclasses."""
 
@@ -162,6 +175,20 @@ class GitHubAPI(Protocol):
     async def delete_comment(self, repo: str, comment_id: int) -> None: ...
 
     async def add_reaction(self, repo: str, comment_id: int, content: ReactionContent) -> None: ...
+
+    async def list_check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]:
+        """The check runs named `name` on commit `sha` (one page of 100, newest first)."""
+        ...
+
+    async def create_check_run(
+        self, repo: str, sha: str, name: str, title: str, summary: str
+    ) -> CheckRun:
+        """A completed, neutral check run on `sha` with this output."""
+        ...
+
+    async def update_check_run(
+        self, repo: str, check_run_id: int, title: str, summary: str
+    ) -> None: ...
 
     async def add_labels(self, repo: str, number: int, labels: list[str]) -> None: ...
 

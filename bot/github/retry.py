@@ -43,6 +43,7 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
     "/repos/{owner}/{repo}/installation",
     # Before `/commits/{ref}`: a ref may hold "/", so that one would take these too.
     "/repos/{owner}/{repo}/commits/{ref}/status",
+    "/repos/{owner}/{repo}/commits/{ref}/check-runs",
     "/repos/{owner}/{repo}/commits/{commit_sha}/pulls",
     "/repos/{owner}/{repo}/commits/{ref}",
     "/repos/{owner}/{repo}/tarball/{ref}",
@@ -62,6 +63,8 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
     "/repos/{owner}/{repo}/contents/{path}",
     "/repos/{owner}/{repo}/git/trees/{sha}",
     "/repos/{owner}/{repo}/git/blobs/{sha}",
+    "/repos/{owner}/{repo}/check-runs",
+    "/repos/{owner}/{repo}/check-runs/{check_run_id}",
 )
 
 
@@ -69,7 +72,8 @@ def _compile(template: str) -> re.Pattern[str]:
     # Label names may hold "/" (vLLM's "ci/build"), paths always can, and so can a
     # branch name ("release/v0.9": the path httpx reports has its %2F decoded).
     pattern = re.sub(r"\{(?:path|name|ref)\}", ".+", template)
-    pattern = re.sub(r"\{(?:number|comment_id|installation_id)\}", r"\\d+", pattern)
+    pattern = re.sub(r"\{(?:number|comment_id|installation_id|check_run_id)\}", r"\\d+",
+                     pattern)
     return re.compile(re.sub(r"\{\w+\}", "[^/]+", pattern))
 
 

@@ -15,7 +15,7 @@ from bot.core.commands.permissions import (
     CommandBudget,
     Permission,
 )
-from bot.core.vocabulary import Lang
+from bot.core.vocabulary import Delivery, Lang
 from bot.github.protocol import GitHubAPI
 from bot.handlers.converged import ConvergedSink
 from bot.handlers.repo_config import RepoConfigCache
@@ -35,6 +35,8 @@ class HandlerContext:
     rules: RulesProvider
     metrics: Metrics
     language: Lang = "en"
+    # Where the digest goes (DIGEST_DELIVERY); a repository's override may say otherwise.
+    delivery: Delivery = "comment"
     skip_drafts: bool = True
     command_runs_per_minute: int = 6
     uncertain_write_recheck_seconds: float = 15.0

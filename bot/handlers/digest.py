@@ -15,6 +15,14 @@ from bot.core.commands.parse import CommandSpec
 from bot.core.digest import build_digest, repo_config_note
 from bot.core.facts import ChangedFile, Conversation, PullRequestFacts
 from bot.core.findings import Digest
+from bot.core.render.check_run import (
+    CHECK_NAME,
+    CheckPlan,
+    CheckRunSnapshot,
+    check_title,
+    our_run,
+    plan_check_run,
+)
 from bot.core.render.comment import render_digest
 from bot.core.render.marker import Marker, parse_marker
 from bot.core.render.sticky import (
@@ -26,7 +34,7 @@ from bot.core.render.sticky import (
 )
 from bot.core.repo_index.findings import RepoContext
 from bot.core.routing.reviewers import plan_labels
-from bot.core.vocabulary import Lang
+from bot.core.vocabulary import Delivery, Lang
 from bot.github.protocol import (
     GitHubAPI,
     GitHubError,
@@ -100,7 +108,11 @@ async def sync_pull_request(
         CommentSnapshot(id=c.id, author=c.author, body=c.body, created_at=c.created_at)
         for c in listed
     ]
-    previous = previous_marker(comments, ctx.bot_login)
+    repo_rules = await ctx.rules.rules_for(gh, repo)
+    delivery: Delivery = repo_rules.rules.delivery or ctx.delivery
+    # Delivered as a check run: the head's run of ours, and what its marker remembers.
+    runs = await _check_runs(gh, pr) if delivery != "comment" else None
+    previous = previous_marker(comments, ctx.bot_login) or _run_marker(runs, ctx, pr)
     muted = steer.muted if steer.muted is not None else bool(previous and previous.muted)
     if muted and steer.muted is None and not (steer.force and steer.overrides_mute):
         await _publish(ctx, Converged(pr))
@@ -112,7 +124,6 @@ async def sync_pull_request(
     lang: Lang = steer.lang or (previous.lang if previous else ctx.language)
     explain = steer.explain if steer.explain is not None else bool(previous and previous.explain)
     files = await gh.list_files(repo, number)
-    repo_rules = await ctx.rules.rules_for(gh, repo)
     rules = repo_rules.rules
     notes = (repo_config_note(repo_rules.problem),) if repo_rules.problem else ()
     facts = _facts(pr, files)
@@ -179,18 +190,22 @@ async def sync_pull_request(
     wanted = not skipped and (
         steer.force or steer.muted is not None or digest.verdict != "quiet"
     )
-    if wanted:
-        markdown: str | None = render_digest(
-            digest, ticked=existing_ticks(comments, ctx.bot_login)
-        )
-        plan = plan_sticky(comments, ctx.bot_login, markdown, seen=_seen(pr))
-    else:
-        # Nothing for reviewers: an existing digest is reduced to the quiet body.
-        markdown = None
-        quiet_body = render_digest(digest.model_copy(update={"verdict": "quiet"}))
-        plan = plan_sticky(comments, ctx.bot_login, None, quiet_body=quiet_body,
-                           seen=_seen(pr))
-    await execute_sticky(gh, ctx, repo, number, plan)
+    # Nothing for reviewers: an existing digest is reduced to the quiet body.
+    quiet = digest.model_copy(update={"verdict": "quiet"})
+    quiet_body = render_digest(quiet)
+    markdown: str | None = render_digest(
+        digest, ticked=existing_ticks(comments, ctx.bot_login)) if wanted else None
+    plan = plan_sticky(comments, ctx.bot_login, markdown, quiet_body=quiet_body, seen=_seen(pr))
+    # As a check only, no comment is created (a new comment notifies every subscriber);
+    # one posted before is still edited in place (an edit notifies nobody), never left stale.
+    if delivery != "check" or plan.action != "create":
+        await execute_sticky(gh, ctx, repo, number, plan)
+    action: str = plan.action
+    if runs is not None:
+        check = plan_check_run(runs, _app_slug(ctx), pr.head_sha, markdown,
+                               quiet_body=quiet_body, seen=_seen(pr))
+        await execute_check_run(gh, ctx, pr, check, check_title(digest if wanted else quiet))
+        action = check.action if delivery == "check" else action
     facts = _facts(pr, files).model_copy(  # labels may have changed above
         update={"unavailable": unavailable})
     extras = {key: getattr(digest, key) for key in ("routing", "muted", "routed", "owned_labels")}
@@ -211,7 +226,7 @@ async def sync_pull_request(
         if label.casefold() in on_labels for user in pool.users
     ))
     await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to))
-    return SyncOutcome(plan.action, pr, digest, markdown)
+    return SyncOutcome(action, pr, digest, markdown)
 
 
 async def _repo_context(
@@ -254,6 +269,42 @@ async def execute_sticky(
         "sticky %s", plan.action,
         extra={"repo": repo, "pr": number, "deleted": len(plan.delete_ids)},
     )
+
+
+async def _check_runs(gh: GitHubAPI, pr: PullRequest) -> list[CheckRunSnapshot]:
+    listed = await gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
+    return [CheckRunSnapshot(id=r.id, head_sha=r.head_sha, app_slug=r.app_slug,
+                             summary=r.summary) for r in listed]
+
+
+def _app_slug(ctx: HandlerContext) -> str:
+    return ctx.bot_login.removesuffix("[bot]")
+
+
+def _run_marker(runs: list[CheckRunSnapshot] | None, ctx: HandlerContext,
+                pr: PullRequest) -> Marker | None:
+    kept = our_run(runs or [], _app_slug(ctx), pr.head_sha)
+    return parse_marker(kept.summary) if kept is not None else None
+
+
+async def execute_check_run(
+    gh: GitHubAPI, ctx: HandlerContext, pr: PullRequest, plan: CheckPlan, title: str
+) -> None:
+    if plan.action == "create" and plan.summary is not None:
+        try:
+            await gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, title, plan.summary)
+        except (NotFound, RateLimited, Unprocessable):
+            raise  # GitHub answered: nothing was created
+        except GitHubError as exc:
+            raise UncertainWrite(
+                f"check run create on {pr.repo}@{pr.head_sha[:12]} unanswered ({exc});"
+                " re-checking later",
+                status=exc.status, retry_after=ctx.uncertain_write_recheck_seconds,
+            ) from exc
+    elif plan.action == "update" and plan.run_id is not None and plan.summary is not None:
+        await gh.update_check_run(pr.repo, plan.run_id, title, plan.summary)
+    ctx.metrics.comment_writes.labels(action=f"check_{plan.action}").inc()
+    log.info("check run %s", plan.action, extra={"repo": pr.repo, "pr": pr.number})
 
 
 async def _create_once(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
+from bot.db.url import redact_url
 from bot.intake.app import IntakeApp, create_app
 from bot.intake.http_protocol import guarded_protocol
 from bot.observe.logs import configure_logging, default_log_format, register_secret
@@ -206,6 +207,24 @@ def _exit_after_drain(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def database_line(settings: Settings) -> str:
+    """Which database this replica uses, for the start-up line (never a password)."""
+    if settings.postgres_url is not None:
+        return (f"database: PostgreSQL {redact_url(settings.postgres_url)}"
+                f" (symbol index in SQLite {settings.db_path})")
+    return f"database: SQLite {settings.db_path.resolve()}"
+
+
+def missing_db_folder_line(settings: Settings) -> str | None:
+    """A SQLite path in a folder that does not exist is most likely a typo or an unmounted
+    volume: one line, and no folder is created where nobody meant one."""
+    folder = settings.db_path.parent
+    if str(settings.db_path) == ":memory:" or folder.exists():
+        return None  # a folder, or a file in its place (the open names that)
+    return (f"DIGEST_DB_PATH={settings.db_path}: the folder {folder} does not exist;"
+            " create it (or mount the volume) first: the service creates no folders")
+
+
 def _open_service(settings: Settings) -> Service:
     """`build_service`, with a database that cannot be opened as one line naming
     DIGEST_DB_PATH (sqlite3 alone says "unable to open database file" and no more), or
@@ -228,6 +247,9 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     if misspelt:
         raise SettingsError(misspelt)
     check_start(settings)
+    missing = missing_db_folder_line(settings)
+    if missing:
+        raise SettingsError([missing])
     configure_logging(settings.log_level, settings.log_format or default_log_format())
     for line in unknown_setting_lines():
         log.warning(line)
@@ -243,8 +265,9 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     keep_freed_heap()
     signal.signal(signal.SIGTERM, _exit_after_drain)
     mode = "dry-run" if settings.effective_dry_run else "live"
-    log.info("pr-digest listening on http://%s:%d (%s: %s)", host,
-             sockets[0].getsockname()[1], mode, settings.mode_reason())
+    log.info("pr-digest listening on http://%s:%d (%s: %s), %s", host,
+             sockets[0].getsockname()[1], mode, settings.mode_reason(),
+             database_line(settings))
     config = uvicorn.Config(
         service.app, host=host, port=port, log_config=None, access_log=False,
         timeout_graceful_shutdown=int(settings.drain_seconds) + 5,

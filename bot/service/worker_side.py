@@ -65,6 +65,7 @@ def build_worker_side(
         rules=rules,
         metrics=metrics,
         language=settings.language,
+        delivery=settings.delivery,
         skip_drafts=settings.skip_drafts,
         read_conversation=settings.read_conversation,
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,

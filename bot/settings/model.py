@@ -79,6 +79,11 @@ class Settings(BaseSettings):
         description="a repository's override of the rules, read from its default branch",
     )
 
+    delivery: Literal["comment", "check", "both"] = Field(default="comment", description=(
+        "where the digest goes: `comment` (one sticky PR comment), `check` (a neutral"
+        " check run `pr-digest` on the head commit: no notification to subscribers) or"
+        " `both`; a repository's override may set `delivery:`; `/digest` replies stay"
+        " comments"))
     skip_drafts: bool = Field(
         default=True, description="no digest on drafts until `ready_for_review`"
     )
@@ -150,11 +155,6 @@ class Settings(BaseSettings):
     max_idle_connections: int = Field(default=128, ge=1, description=(
         "idle keep-alive HTTP connections beyond this are closed, oldest first; keep a"
         " proxy's upstream keep-alive pool below it"))
-    command_runs_per_minute: int = Field(
-        default=6, ge=1,
-        description="not used: the per-PR command limit is `commands_per_minute` in "
-        "`rules/routing.yaml`",
-    )
     bot_login: str | None = Field(
         default=None,
         description="the bot's login, e.g. `my-app[bot]`; normally learned from `GET /app`",

@@ -253,7 +253,7 @@ def test_export_schema_writes_every_schema_into_a_directory(tmp_path: Path) -> N
     for name in SCHEMAS:
         assert (tmp_path / name).read_text(encoding="utf-8") == schema_text(name)
     override = json.loads((tmp_path / "override.schema.json").read_text(encoding="utf-8"))
-    assert set(override["properties"]) == {"areas", "disable", "routing", "risks"}
+    assert set(override["properties"]) == {"areas", "disable", "routing", "risks", "delivery"}
     assert override["additionalProperties"] is False
 
 

@@ -20,7 +20,6 @@ from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
 from tests.service_harness import (
     INSTALLATION_ID,
-    REPO_ROOT,
     SECRET,
     ServiceProcess,
     e2e_state,
@@ -159,7 +158,7 @@ def test_a_short_webhook_secret_stops_start_up_with_one_line(
     _, url = world
     env = ServiceProcess(url, tmp_path, secret=secret).env()
     done = subprocess.run(
-        [sys.executable, "-m", "bot", "serve", "--port", "0"], cwd=REPO_ROOT, env=env,
+        [sys.executable, "-m", "bot", "serve", "--port", "0"], cwd=tmp_path, env=env,
         capture_output=True, text=True, timeout=30,
     )
     assert done.returncode == 2

@@ -176,6 +176,26 @@ def add_reaction(call: Call) -> Reply:
                                          call.state.now()))
 
 
+def list_check_runs(call: Call) -> Reply:
+    runs = call.state.check_runs_for(call.repo, call.params["ref"], call.query.get("check_name"))
+    reply = _paginate(call, runs, lambda r: responses.check_run(r, call.state.app_id))
+    reply.body = responses.check_runs(reply.body, len(runs))
+    return reply
+
+
+def create_check_run(call: Call) -> Reply:
+    body = call.body if isinstance(call.body, dict) else {}
+    run = call.state.create_check_run(call.repo, call.state.app_slug, body)
+    return Reply(201, responses.check_run(run, call.state.app_id))
+
+
+def update_check_run(call: Call) -> Reply:
+    body = call.body if isinstance(call.body, dict) else {}
+    run = call.state.update_check_run(call.repo, int(call.params["check_run_id"]),
+                                      call.state.app_slug, body)
+    return Reply(200, responses.check_run(run, call.state.app_id))
+
+
 def add_labels(call: Call) -> Reply:
     body = call.body
     names = body.get("labels", []) if isinstance(body, dict) else body or []
@@ -334,6 +354,9 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("GET", R, get_repo, "token"),
     ("GET", f"{R}/commits/{{ref}}/status", get_combined_status, "token"),
     ("GET", f"{R}/commits/{{commit_sha}}/pulls", list_commit_pulls, "token"),
+    ("GET", f"{R}/commits/{{ref}}/check-runs", list_check_runs, "token"),
+    ("POST", f"{R}/check-runs", create_check_run, "token"),
+    ("PATCH", f"{R}/check-runs/{{check_run_id:int}}", update_check_run, "token"),
     ("GET", f"{R}/commits/{{ref}}", get_commit_sha, "token"),
     ("GET", f"{R}/tarball/{{ref}}", get_tarball, "token"),
 )

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 
 from bot.core.facts import ChangedFile, CommitStatus
 from bot.github.protocol import (
+    CheckRun,
     CombinedStatus,
     GitHubError,
     IssueComment,
@@ -29,6 +30,7 @@ from bot.github.protocol import (
     Unprocessable,
 )
 from tests.fakes.github_state import (
+    FakeCheckRun,
     FakeComment,
     FakeGitHubState,
     FakeHTTPError,
@@ -53,6 +55,11 @@ def pull_to_protocol(pull: FakePull, *, private: bool = False) -> PullRequest:
         created_at=pull.created_at,
         html_url=f"https://github.com/{pull.repo}/pull/{pull.number}", private=private,
     )
+
+
+def check_run_to_protocol(run: FakeCheckRun) -> CheckRun:
+    return CheckRun(id=run.id, name=run.name, head_sha=run.head_sha, app_slug=run.app_slug,
+                    title=run.title, summary=run.summary)
 
 
 def _is_bot(login: str, user_type: str) -> bool:
@@ -279,6 +286,37 @@ class MemoryGitHub:
         await self._run("POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
                         f"/repos/{repo}/issues/comments/{comment_id}/reactions",
                         lambda: self.state.add_reaction(repo, comment_id, self.actor, content))
+
+    @property
+    def _app_slug(self) -> str:
+        return self.actor.removesuffix("[bot]")
+
+    async def list_check_runs(self, repo: str, sha: str, name: str) -> list[CheckRun]:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs",
+            f"/repos/{repo}/commits/{sha}/check-runs",
+            lambda: [check_run_to_protocol(r)
+                     for r in self.state.check_runs_for(repo, sha, name)[:100]])
+
+    async def create_check_run(
+        self, repo: str, sha: str, name: str, title: str, summary: str
+    ) -> CheckRun:
+        body = {"name": name, "head_sha": sha, "status": "completed",
+                "conclusion": "neutral", "output": {"title": title, "summary": summary}}
+        return await self._run(
+            "POST", "/repos/{owner}/{repo}/check-runs", f"/repos/{repo}/check-runs",
+            lambda: check_run_to_protocol(
+                self.state.create_check_run(repo, self._app_slug, body)))
+
+    async def update_check_run(
+        self, repo: str, check_run_id: int, title: str, summary: str
+    ) -> None:
+        body = {"status": "completed", "conclusion": "neutral",
+                "output": {"title": title, "summary": summary}}
+        await self._run(
+            "PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}",
+            f"/repos/{repo}/check-runs/{check_run_id}",
+            lambda: self.state.update_check_run(repo, check_run_id, self._app_slug, body))
 
     async def add_labels(self, repo: str, number: int, labels: list[str]) -> None:
         if not labels:

@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 COMMENT_MAX_CHARS = 65_536
+# A check run's output.summary and output.text: GitHub answers 422 above this.
+CHECK_OUTPUT_MAX_CHARS = 65_535
 FILES_CAP = 3000
 SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
@@ -148,6 +150,23 @@ class FakeRepo:
 
 
 @dataclass
+class FakeCheckRun:
+    """One check run (`POST /repos/{o}/{r}/check-runs`), as an App creates it."""
+
+    id: int
+    repo: str
+    head_sha: str
+    name: str
+    app_slug: str
+    status: str
+    conclusion: str | None
+    title: str
+    summary: str
+    started_at: datetime
+    completed_at: datetime | None
+
+
+@dataclass
 class FakeStatus:
     """One commit status (`POST /repos/{o}/{r}/statuses/{sha}`), as a CI posts it."""
 
@@ -207,6 +226,7 @@ class FakeGitHubState:
     # (repo, sha) -> context -> the newest status of that context (GitHub keeps the
     # history; the combined status shows the newest, which is all the bot reads).
     statuses: dict[tuple[str, str], dict[str, FakeStatus]] = field(default_factory=dict)
+    check_runs: dict[int, FakeCheckRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._next_id = 1000
@@ -509,6 +529,59 @@ class FakeGitHubState:
     def delete_comment(self, repo: str, comment_id: int) -> None:
         self.comment(repo, comment_id)
         del self.comments[comment_id]
+
+    def _check_output(self, output: Mapping[str, Any] | None) -> tuple[str, str]:
+        if output is None:
+            return "", ""
+        title, summary = output.get("title"), output.get("summary")
+        if not isinstance(title, str) or not isinstance(summary, str):
+            raise FakeHTTPError(422, "Invalid request: output needs title and summary")
+        if len(summary) > CHECK_OUTPUT_MAX_CHARS:
+            raise FakeHTTPError(422, "Invalid request: output.summary is too long "
+                                     f"(maximum is {CHECK_OUTPUT_MAX_CHARS} characters)")
+        return title, summary
+
+    def create_check_run(self, repo: str, app_slug: str, body: Mapping[str, Any]
+                         ) -> FakeCheckRun:
+        if repo not in self.repos:
+            raise FakeHTTPError(404, "Not Found")
+        name, sha = body.get("name"), body.get("head_sha")
+        if not isinstance(name, str) or not isinstance(sha, str) or not name:
+            raise FakeHTTPError(422, "Invalid request: name and head_sha are required")
+        title, summary = self._check_output(body.get("output"))
+        now = self.now()
+        run = FakeCheckRun(
+            id=self._new_id(), repo=repo, head_sha=sha, name=name, app_slug=app_slug,
+            status=str(body.get("status", "queued")), conclusion=body.get("conclusion"),
+            title=title, summary=summary, started_at=now,
+            completed_at=now if body.get("status") == "completed" else None)
+        self.check_runs[run.id] = run
+        return run
+
+    def update_check_run(self, repo: str, check_run_id: int, app_slug: str,
+                         body: Mapping[str, Any]) -> FakeCheckRun:
+        run = self.check_runs.get(check_run_id)
+        if run is None or run.repo != repo:
+            raise FakeHTTPError(404, "Not Found")
+        if run.app_slug != app_slug:
+            raise FakeHTTPError(403, "Invalid app_id `other` - check run can only be "
+                                     "modified by the GitHub App that created it.")
+        if "output" in body:
+            run.title, run.summary = self._check_output(body["output"])
+        if "status" in body:
+            run.status = str(body["status"])
+        if "conclusion" in body:
+            run.conclusion = body["conclusion"]
+            run.status, run.completed_at = "completed", self.now()
+        return run
+
+    def check_runs_for(self, repo: str, sha: str, name: str | None = None
+                       ) -> list[FakeCheckRun]:
+        """Newest first, as GitHub lists them."""
+        return sorted((r for r in self.check_runs.values()
+                       if r.repo == repo and r.head_sha == sha
+                       and (name is None or r.name == name)),
+                      key=lambda r: r.id, reverse=True)
 
     def add_reaction(self, repo: str, comment_id: int, login: str, content: str) -> None:
         comment = self.comment(repo, comment_id)

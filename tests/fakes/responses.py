@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.github_state import (
+    FakeCheckRun,
     FakeComment,
     FakeFile,
     FakeIssue,
@@ -167,6 +168,31 @@ def issue_comment(c: FakeComment) -> JSON:
         created_at=iso(c.created_at), updated_at=iso(c.updated_at),
         author_association="NONE" if c.author_type == "Bot" else "CONTRIBUTOR",
     )
+    return data
+
+
+def check_run(run: FakeCheckRun, app_id: int) -> JSON:
+    data: JSON = example("check-run")
+    data.update(
+        id=run.id, node_id=f"CR_{run.id}", name=run.name, head_sha=run.head_sha,
+        external_id="", details_url=None,
+        url=f"{API}/repos/{run.repo}/check-runs/{run.id}",
+        html_url=f"{WEB}/{run.repo}/runs/{run.id}",
+        status=run.status, conclusion=run.conclusion,
+        started_at=iso(run.started_at),
+        completed_at=iso(run.completed_at) if run.completed_at else None,
+        output={"title": run.title or None, "summary": run.summary or None, "text": None,
+                "annotations_count": 0,
+                "annotations_url": f"{API}/repos/{run.repo}/check-runs/{run.id}/annotations"},
+        check_suite={"id": run.id * 10}, pull_requests=[],
+    )
+    data["app"].update(id=app_id, slug=run.app_slug, name=run.app_slug)
+    return data
+
+
+def check_runs(runs: list[JSON], total_count: int) -> JSON:
+    data: JSON = example("check-run-paginated")
+    data.update(total_count=total_count, check_runs=runs)
     return data
 
 

@@ -71,6 +71,11 @@ async def _read_tarball(gh: GitHubKitAdapter, comment_id: int) -> None:
 
 # One call of every method the adapter has (the protocols' and anything else public),
 # given a comment of the bot's to work on.
+async def _update_check_run(gh: GitHubKitAdapter, _: int) -> None:
+    run = await gh.create_check_run(REPO, f"{2:040x}", "pr-digest", "title", "summary")
+    await gh.update_check_run(REPO, run.id, "title", "edited")
+
+
 CALLS: dict[str, Callable[[GitHubKitAdapter, int], Awaitable[Any]]] = {
     "get_pull": lambda gh, _: gh.get_pull(REPO, 1),
     "list_files": lambda gh, _: gh.list_files(REPO, 1),
@@ -96,6 +101,10 @@ CALLS: dict[str, Callable[[GitHubKitAdapter, int], Awaitable[Any]]] = {
     "list_pulls_for_commit": lambda gh, _: gh.list_pulls_for_commit(REPO, f"{1:040x}"),
     "default_branch_head": lambda gh, _: gh.default_branch_head(REPO),
     "tarball": _read_tarball,
+    "list_check_runs": lambda gh, _: gh.list_check_runs(REPO, f"{1:040x}", "pr-digest"),
+    "create_check_run": lambda gh, _: gh.create_check_run(
+        REPO, f"{1:040x}", "pr-digest", "title", "summary"),
+    "update_check_run": _update_check_run,
 }
 
 
@@ -146,7 +155,7 @@ async def test_every_adapter_call_is_labelled_by_its_route_never_other(
 def _concrete(route: str) -> str:
     values = {"owner": "vllm-project", "repo": "vllm", "number": "7", "comment_id": "99",
               "installation_id": "3", "name": "ci/build", "path": "docs/a b.md",
-              "username": "alice", "ref": "release/v0.9"}
+              "username": "alice", "ref": "release/v0.9", "check_run_id": "42"}
     for key, value in values.items():
         route = route.replace(f"{{{key}:int}}", value).replace(f"{{{key}:path}}", value)
         route = route.replace(f"{{{key}}}", value)

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -28,7 +29,6 @@ from tests.fakes.github_http import FakeGitHubServer
 from tests.keys import PRIVATE_KEY_PEM
 from tests.service_harness import (
     REPO,
-    REPO_ROOT,
     ServiceProcess,
     e2e_state,
     free_port,
@@ -67,19 +67,22 @@ def _failed_start(env: dict[str, str], *args: str) -> tuple[int, list[str]]:
     stderr lines."""
     command = list(args) or ["serve", "--host", "127.0.0.1", "--port", str(free_port())]
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "bot", *command], cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(timeout=EXIT_WITHIN_SECONDS)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)
+    # A clean working directory: `serve` reads `.env` there, and a developer's own must
+    # not change what the test sees.
+    with tempfile.TemporaryDirectory() as clean:
+        proc = subprocess.Popen([sys.executable, "-m", "bot", *command], cwd=clean, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            out, err = proc.communicate(timeout=15)
+            out, err = proc.communicate(timeout=EXIT_WITHIN_SECONDS)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-        pytest.fail(f"still running after {EXIT_WITHIN_SECONDS:.0f}s (it started); "
-                    f"stderr: {err[-2000:]}")
+            proc.send_signal(signal.SIGTERM)
+            try:
+                out, err = proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            pytest.fail(f"still running after {EXIT_WITHIN_SECONDS:.0f}s (it started); "
+                        f"stderr: {err[-2000:]}")
     assert time.monotonic() - started < EXIT_WITHIN_SECONDS
     assert out == ""
     assert "Traceback" not in err, err

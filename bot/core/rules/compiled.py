@@ -11,7 +11,7 @@ from bot.core.rules.globs import PathIndex
 from bot.core.rules.patterns import LinePattern
 from bot.core.rules.risk_settings import RiskSettings
 from bot.core.rules.schema import AreaRule, Condition, LocalizedText
-from bot.core.vocabulary import Criticality
+from bot.core.vocabulary import Criticality, Delivery
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,8 @@ class RuleSet:
     # Shared by every condition of every area: one pass over files and patches per PR.
     path_index: PathIndex = field(default_factory=lambda: PathIndex(()), repr=False)
     added_scanner: AddedScanner = field(default_factory=lambda: AddedScanner(()), repr=False)
+    # A repository's override may choose where its digests go; None: the service's setting.
+    delivery: Delivery | None = None
 
 
 def _conditions(rule: AreaRule) -> Iterator[Condition]:

@@ -6,6 +6,7 @@
     disable: [docs]   # bundled areas to switch off
     routing: {...}    # keys replace those of rules/routing.yaml
     risks: {...}      # keys replace those of rules/risks.yaml
+    delivery: check   # comment | check | both: where this repository's digests go
 
 The file goes through the same line-numbered YAML reader (depth-bounded, duplicate keys
 and aliases refused) and strict models as rules/; every problem names the override's
@@ -14,7 +15,7 @@ own path and line, never a bundled file's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from hashlib import sha256
 from typing import Any
 
@@ -26,6 +27,7 @@ from bot.core.rules.parse import AreaDocument, Loc, Parser, RuleFiles
 from bot.core.rules.risk_settings import RiskSettings
 from bot.core.rules.schema import JSON_SCHEMA_DRAFT, AreaRule
 from bot.core.rules.yaml_source import YamlSource, line_of, node_at
+from bot.core.vocabulary import Delivery
 
 OVERRIDE_PATH = ".github/pr-digest.yml"
 
@@ -52,6 +54,10 @@ class OverrideFile(BaseModel):
     risks: RiskSettings | None = Field(
         default=None, description="Keys replace those of the bundled rules/risks.yaml."
     )
+    delivery: Delivery | None = Field(default=None, description=(
+        "Where this repository's digests go: `comment` (one sticky comment), `check` (a"
+        " neutral check run `pr-digest` on the head: no notification) or `both`; unset:"
+        " the service's DIGEST_DELIVERY."))
 
 
 class _Shape(BaseModel):
@@ -63,6 +69,7 @@ class _Shape(BaseModel):
     disable: list[str] | None = None
     routing: dict[str, Any] | None = None
     risks: dict[str, Any] | None = None
+    delivery: Delivery | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,7 @@ class _Parts:
     disable: tuple[tuple[int, str], ...]
     routing: dict[str, Any] | None
     risks: dict[str, Any] | None
+    delivery: Delivery | None
     refused: frozenset[str]  # parts refused whole: unknown, so nothing is checked against them
 
 
@@ -100,6 +108,7 @@ def _parts(parser: Parser, name: str, source: YamlSource) -> _Parts:
         disable=kept("disable"),
         routing=None if "routing" in whole else data.get("routing"),
         risks=None if "risks" in whole else data.get("risks"),
+        delivery=None if "delivery" in whole else data.get("delivery"),
         refused=frozenset(str(key) for key in whole),
     )
 
@@ -203,7 +212,7 @@ def parse_override(files: RuleFiles, text: str, name: str = OVERRIDE_PATH) -> Ru
         raise AssertionError("unreachable: a failed read records a problem")
     if not isinstance(source.data, dict):
         parser.problem(name, line_of(source.root, ()), None,
-                       "expected a mapping with areas, disable, routing or risks")
+                       "expected a mapping with areas, disable, routing, risks or delivery")
         parser.raise_if_any()
     override = _Override(files, name, source, _parts(parser, name, source), parser)
     disabled = override.disabled()
@@ -212,7 +221,8 @@ def parse_override(files: RuleFiles, text: str, name: str = OVERRIDE_PATH) -> Ru
     areas = override.areas(routing, disabled)
     parser.raise_if_any()
     version = sha256(f"{files.version}\0{name}\0{text}".encode()).hexdigest()[:12]
-    return compile_rules(areas, routing, risks, version)
+    return replace(compile_rules(areas, routing, risks, version),
+                   delivery=override.parts.delivery)
 
 
 def override_json_schema() -> dict[str, Any]:

@@ -131,7 +131,8 @@ def test_an_honest_nesting_depth_is_fine() -> None:
         ),
         pytest.param(
             "- just a list\n",
-            [f"{OVERRIDE_PATH}:1: expected a mapping with areas, disable, routing or risks"],
+            [f"{OVERRIDE_PATH}:1: expected a mapping with areas, disable, routing, risks"
+             " or delivery"],
             id="not-a-mapping",
         ),
         pytest.param(
