@@ -221,10 +221,12 @@ class GitHubKitAdapter:
 
     async def _write(self, request: Awaitable[T]) -> T:
         try:
-            await self._pacer.acquire()
-            # After the pacer's wait, as near the request as a store round trip can be;
-            # the session's request hook checks the deadline again right before sending.
+            # The store round trip before the pacer's wait, so the pacer's spacing is the
+            # spacing GitHub sees (a round trip after it shortened the next gap); the
+            # session's request hook checks the lease's deadline right before sending,
+            # which a long wait in the pacer cannot outlast unnoticed.
             await confirm_before_write()
+            await self._pacer.acquire()
         except BaseException:
             if inspect.iscoroutine(request):
                 request.close()  # never sent: not a "never awaited" warning either
@@ -519,8 +521,8 @@ class GitHubKitAdapter:
 
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
         owner, name = split_repo(repo)
+        await confirm_before_write()  # before the pacer's wait: see _write
         await self._pacer.acquire()
-        await confirm_before_write()
         async with translated():
             response = await self._gh.rest.issues.async_create_comment(
                 owner, name, number, body=encodable(body)
