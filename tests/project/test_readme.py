@@ -1,4 +1,4 @@
-"""The README and the docs/ pages it links: generated tables stay current, the README stays short."""
+"""The README and its docs/ pages: generated tables stay current, the README stays short."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def test_the_endpoint_table_is_the_generated_one() -> None:
     start = text.index("\n", start) + 1
     end = text.index("<!-- endpoints:end -->")
     assert text[start:end].strip() == render_endpoint_table().strip(), (
-        "docs/deploy/README.md's endpoint table is stale: paste the output of `digest-bot endpoints`"
+        "docs/deploy/README.md's endpoint table is stale: "
+        "paste the output of `digest-bot endpoints`"
     )
 
 
@@ -108,7 +109,7 @@ def test_the_sample_digest_is_the_current_golden() -> None:
 
 def test_the_readme_fits_on_a_screen_and_names_the_commands() -> None:
     text = README.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= 200, "README.md grows past 200 lines: move the detail into docs/"
+    assert len(text.splitlines()) <= 200, "README.md is past 200 lines: move detail into docs/"
     for command in ("make serve", "make test ", "make test-fast"):
         assert command in text, f"the README's quick start lost `{command.strip()}`"
 
