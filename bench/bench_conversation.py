@@ -3,7 +3,7 @@
 Run: python -m bench conversation [--cases DIR ...] [--json PATH]
 
 1. Reviewers' asks. The cases are `reviewer_asks.json` and `real_prs.json` (found in
-   the `--cases` folders, by default tests/fixtures/cases and ../shared/cases; a file
+   the `--cases` folders, by default tests/fixtures/cases and tests/fixtures/cases/real; a file
    found in none is reported missing, not guessed). A case counts when its thread is
    known: at least one ask is true or false, or an evidence quote is given. Its thread
    is rebuilt from the quotes in `evidence` (every key, `other` included): each
@@ -55,7 +55,7 @@ from bot.rulebook.files import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "rules"
-DEFAULT_CASES = (ROOT / "tests/fixtures/cases", ROOT.parent / "shared/cases")
+DEFAULT_CASES = (ROOT / "tests/fixtures/cases", ROOT / "tests/fixtures/cases/real")
 CASE_FILES = ("reviewer_asks.json", "real_prs.json")
 # The cases' ask vocabulary -> the digest's ask kinds ("" : the digest has no such kind).
 KIND_OF: dict[str, str] = {

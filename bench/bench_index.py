@@ -2,9 +2,10 @@
 same files, the database per generation, a refresh after a push, and what the look-ups
 find and cost for real changed functions.
 
-Run: python -m bench.bench_index [--sdists /work/sdists] [--before CHECKOUT] [--push 50]
-Needs the vLLM 0.33.0 and 0.34.0 sdists (../shared/cases/REAL_PRS.md says how to get
-them); without them it says so and exits 0.
+Run: python -m bench.bench_index [--sdists DIR] [--before CHECKOUT] [--push 50]
+Needs the vLLM 0.33.0 and 0.34.0 sdists in DIR, else $PR_DIGEST_SDISTS, else the corpus
+cache (`python -m bench corpus releases 0.33.0 0.34.0` fetches them; bench/sdists.py);
+without them it says so and exits 0.
 
 Every timed step runs in a child process pinned to one core, through the production
 path: `IndexRefresher` -> temporary file -> the worker process (`tarfile` -> parser ->
@@ -35,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench import sdists
 
 REPO = "vllm-project/vllm"
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,14 +200,19 @@ def _lookups(db: Path, old_root: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sdists", type=Path, default=Path("/work/sdists"))
+    parser.add_argument("--sdists", type=Path, default=None,
+                        help=f"folder of vLLM source releases (default ${sdists.ENV}, else "
+                        "the corpus cache's sdists/)")
     parser.add_argument("--before", type=Path, help="an older checkout to build with too")
     parser.add_argument("--push", type=int, default=50, help="changed .py files in the push")
     args = parser.parse_args()
-    old_tar, new_tar = args.sdists / "vllm-0.33.0.tar.gz", args.sdists / "vllm-0.34.0.tar.gz"
-    old_root, new_root = args.sdists / "vllm-0.33.0", args.sdists / "vllm-0.34.0"
-    if not all(p.exists() for p in (old_tar, new_tar, old_root, new_root)):
-        print(f"no vLLM 0.33.0/0.34.0 sdists in {args.sdists} (../shared/cases/REAL_PRS.md)")
+    folder = args.sdists or sdists.sdists_dir()
+    old_tar, new_tar = sdists.tarball("0.33.0", folder), sdists.tarball("0.34.0", folder)
+    old_root = sdists.release_tree("0.33.0", folder) if old_tar.is_file() else None
+    new_root = sdists.release_tree("0.34.0", folder) if new_tar.is_file() else None
+    if old_root is None or new_root is None:
+        print("bench_index skipped: "
+              + sdists.missing_message("0.33.0", "0.34.0", folder=folder))
         return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -5,10 +5,11 @@ Run: python -m bench repo-config [--sdists DIR] [--size 90] [--seed 34] [--repea
      python -m bench repo-config --owners-bound   (CODEOWNERS cost only, no sdists: vLLM's
      file, the baseline, and a 5,000-glob bomb, in one run; issue 38, item 4)
 
-Data: the PyPI source releases vllm 0.33.0 (the base) and 0.34.0 (the head), unpacked
-to DIR/vllm-0.33.0 and DIR/vllm-0.34.0 (DIR is /work/sdists, machine-local; how to get
-them: /work/shared/cases/REAL_PRS.md). Without them the bench says so and exits 0: CI
-has no sdists.
+Data: the PyPI source releases vllm 0.33.0 (the base) and 0.34.0 (the head) in DIR
+(--sdists, else $PR_DIGEST_SDISTS, else the corpus cache's sdists/ that `python -m bench
+corpus releases 0.33.0 0.34.0` fills), as vllm-VERSION.tar.gz (unpacked there on first
+use, bench/sdists.py) or already unpacked vllm-VERSION/. Without them the bench says so
+and exits 0: CI has no sdists.
 
 The sample. There is no git history between two sdists, so a "change" is a cluster of
 changed files that plausibly landed together, built deterministically from the file
@@ -86,6 +87,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import sdists
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.render.comment import render_digest
@@ -118,7 +120,6 @@ from bot.rulebook.files import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "rules"
-SDISTS = Path("/work/sdists")
 BASE_VERSION = "0.33.0"
 HEAD_VERSION = "0.34.0"
 SEED = 34
@@ -956,8 +957,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--sdists",
         type=Path,
-        default=SDISTS,
-        help="folder with vllm-0.33.0/ and vllm-0.34.0/ (default %(default)s)",
+        default=None,
+        help=f"folder of vllm-0.33.0 and vllm-0.34.0 (.tar.gz or unpacked; default "
+        f"${sdists.ENV}, else the corpus cache's sdists/)",
     )
     parser.add_argument("--size", type=int, default=SAMPLE_SIZE)
     parser.add_argument("--seed", type=int, default=SEED)
@@ -971,15 +973,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in format_owners_bound(run_owners_bound()):
             print(line)
         return 0
-    base = args.sdists / f"vllm-{BASE_VERSION}"
-    head = args.sdists / f"vllm-{HEAD_VERSION}"
-    missing = [str(p) for p in (base, head) if not p.is_dir()]
-    if missing:
-        print(
-            f"repo-config bench skipped: no unpacked vLLM sdists at {', '.join(missing)}. "
-            f"Fetch vllm {BASE_VERSION} and {HEAD_VERSION} from PyPI and unpack them there "
-            "(see bench/README.md)."
-        )
+    folder = args.sdists or sdists.sdists_dir()
+    base = sdists.release_tree(BASE_VERSION, folder)
+    head = sdists.release_tree(HEAD_VERSION, folder)
+    if base is None or head is None:
+        print("repo-config bench skipped: "
+              + sdists.missing_message(BASE_VERSION, HEAD_VERSION, folder=folder))
         return 0
     print(
         f"== repo config: vLLM {BASE_VERSION} (base) -> {HEAD_VERSION}, "
@@ -988,7 +987,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run(
         base,
         head,
-        args.sdists / SAMPLE_NAME,
+        folder / SAMPLE_NAME,
         size=args.size,
         seed=args.seed,
         repeat=args.repeat,

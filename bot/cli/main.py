@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve", help="run the webhook service",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Run the webhook service. Everything else is configured with DIGEST_* "
-        "environment variables: see the settings table in README.md (Configuration), "
+        "environment variables: see docs/settings.md, "
         "or print it with `digest-bot settings-table`.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")

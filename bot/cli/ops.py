@@ -59,7 +59,7 @@ def add_operator_commands(sub: Any) -> None:
     status.set_defaults(run=_run_db_status)
 
     table = sub.add_parser(
-        "settings-table", help="print the DIGEST_* settings table (Markdown, for the README)"
+        "settings-table", help="print the DIGEST_* settings table (Markdown, for docs/settings.md)"
     )
     table.set_defaults(run=_run_settings_table)
 

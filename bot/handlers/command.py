@@ -41,7 +41,7 @@ HELP: tuple[CommandSpec, ...] = (
 )
 
 # Every command any handler declares, composed in exactly one place: `/digest help`
-# and the README's command table are both generated from this.
+# and docs/commands.md's table are both generated from this.
 ALL_COMMANDS: tuple[CommandSpec, ...] = (*digest.HELP, *routing.HELP, *HELP)
 
 

@@ -3,7 +3,7 @@
 
 The override's format and validation live in bot/core/rules/override.py. Any failure
 to read it (invalid, too large, too deep, or a bug of ours) leaves the bundled rules in
-force, and the digest says why (README, "Writing a rule").
+force, and the digest says why (docs/configuration.md, "Writing a rule").
 """
 
 from __future__ import annotations

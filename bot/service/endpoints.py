@@ -1,4 +1,4 @@
-"""The service's HTTP endpoints, documented once: the README's table is generated from
+"""The service's HTTP endpoints, documented once: docs/deploy/README.md's table is generated from
 this (`digest-bot endpoints`), and a test holds it equal to the routes the app serves."""
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore",
                                       hide_input_in_errors=True)
 
-    # Every field's description is its row in the README's settings table
-    # (`digest-bot settings-table`; tests/project/test_readme.py checks the README has it).
+    # Every field's description is its row in docs/settings.md's table
+    # (`digest-bot settings-table`; tests/project/test_readme.py checks the page has it).
     app_id: int | None = Field(
         default=None, description="the GitHub App's id; with a private key, the service runs live"
     )

@@ -1,8 +1,8 @@
-"""The README's settings table, generated from `Settings` so no variable goes missing.
+"""The settings table of docs/settings.md, generated from `Settings` so no variable goes missing.
 
 Regenerate with `digest-bot settings-table` (or `python -m bot.settings.table`) and
 paste it between the `settings:start` / `settings:end` markers; tests/project/test_readme.py
-fails when the README's copy is stale.
+fails when that copy is stale.
 """
 
 from __future__ import annotations

@@ -270,7 +270,11 @@ def test_without_sdists_the_bench_says_so_and_succeeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--sdists", str(tmp_path / "none")]) == 0
-    assert "skipped: no unpacked vLLM sdists" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "repo-config bench skipped: no vLLM source release" in printed
+    assert str(tmp_path / "none") in printed
+    assert "PR_DIGEST_SDISTS" in printed
+    assert "python -m bench corpus releases" in printed
 
 
 def test_the_cli_prints_the_table_and_writes_json(

@@ -36,5 +36,5 @@ def test_dockerfile_uses_the_constraints_and_documents_the_stop_grace() -> None:
     drain = Settings().drain_seconds
     # uvicorn waits drain + 5 s for connections (bot/service/wiring.py); Docker must wait longer.
     assert grace > drain + 5
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"--stop-timeout {grace}" in readme
+    deploying = (ROOT / "docs" / "deploy" / "README.md").read_text(encoding="utf-8")
+    assert f"--stop-timeout {grace}" in deploying

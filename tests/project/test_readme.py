@@ -1,22 +1,28 @@
-"""The README's command table is generated from the handlers' declared help."""
+"""The README and its docs/ pages: generated tables stay current, the README stays short."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from bot.core.render.commands import render_help_table
 from bot.handlers.command import ALL_COMMANDS
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+COMMANDS_PAGE = ROOT / "docs" / "commands.md"
+ENDPOINTS_PAGE = ROOT / "docs" / "deploy" / "README.md"
+SETTINGS_PAGE = ROOT / "docs" / "settings.md"
+DIGEST_PAGE = ROOT / "docs" / "digest.md"
 
 
-def test_readme_command_table_is_the_generated_one() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_command_table_is_the_generated_one() -> None:
+    text = COMMANDS_PAGE.read_text(encoding="utf-8")
     start = text.index("<!-- commands:start")
     start = text.index("\n", start) + 1
     end = text.index("<!-- commands:end -->")
     assert text[start:end].strip() == render_help_table(ALL_COMMANDS, "en").strip(), (
-        "README command table is stale: paste the output of `digest-bot commands`"
+        "docs/commands.md's command table is stale: paste the output of `digest-bot commands`"
     )
 
 
@@ -26,15 +32,16 @@ def test_every_declared_command_is_parsed_and_documented() -> None:
     assert {spec.name for spec in ALL_COMMANDS} == set(DEFAULT_COMMAND_NAMES)
 
 
-def test_readme_endpoint_table_is_the_generated_one() -> None:
+def test_the_endpoint_table_is_the_generated_one() -> None:
     from bot.service.endpoints import render_endpoint_table
 
-    text = README.read_text(encoding="utf-8")
+    text = ENDPOINTS_PAGE.read_text(encoding="utf-8")
     start = text.index("<!-- endpoints:start")
     start = text.index("\n", start) + 1
     end = text.index("<!-- endpoints:end -->")
     assert text[start:end].strip() == render_endpoint_table().strip(), (
-        "README endpoint table is stale: paste the output of `digest-bot endpoints`"
+        "docs/deploy/README.md's endpoint table is stale: "
+        "paste the output of `digest-bot endpoints`"
     )
 
 
@@ -57,16 +64,16 @@ def test_every_served_route_is_in_the_endpoint_table(tmp_path: Path) -> None:
     assert served == {(e.method, e.path) for e in ENDPOINTS}
 
 
-def test_readme_settings_table_is_the_generated_one() -> None:
+def test_the_settings_table_is_the_generated_one() -> None:
     from bot.settings.table import render_settings_table
 
-    text = README.read_text(encoding="utf-8")
+    text = SETTINGS_PAGE.read_text(encoding="utf-8")
     start = text.index("<!-- settings:start")
     start = text.index("\n", start) + 1
     end = text.index("<!-- settings:end -->")
     assert text[start:end].strip() == render_settings_table().strip(), (
-        "README settings table is stale: run `.venv/bin/digest-bot settings-table` and paste "
-        "its output between the settings:start and settings:end markers in README.md"
+        "docs/settings.md is stale: run `.venv/bin/digest-bot settings-table` and paste "
+        "its output between the settings:start and settings:end markers in docs/settings.md"
     )
 
 
@@ -90,11 +97,43 @@ def test_env_example_names_only_real_settings() -> None:
 
 
 def test_the_sample_digest_is_the_current_golden() -> None:
-    # The README shows what the bot posts; a wording or order change must show there too.
-    text = README.read_text(encoding="utf-8")
+    # docs/digest.md shows what the bot posts; a wording or order change must show there too.
+    text = DIGEST_PAGE.read_text(encoding="utf-8")
     start = text.index("````markdown\n") + len("````markdown\n")
     sample = text[start:text.index("\n````", start)]
-    golden = README.parent / "tests" / "golden" / "pr_56904.en.md"
+    golden = ROOT / "tests" / "golden" / "pr_56904.en.md"
     assert sample == golden.read_text(encoding="utf-8").rstrip("\n"), (
-        "copy tests/golden/pr_56904.en.md into the README's sample digest"
+        "copy tests/golden/pr_56904.en.md into the sample digest of docs/digest.md"
     )
+
+
+def test_the_readme_fits_on_a_screen_and_names_the_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200, "README.md is past 200 lines: move detail into docs/"
+    for command in ("make serve", "make test ", "make test-fast"):
+        assert command in text, f"the README's quick start lost `{command.strip()}`"
+
+
+def test_the_readme_main_settings_are_real_settings() -> None:
+    from bot.settings.errors import env_name
+    from bot.settings.model import Settings
+
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("## The main settings"):text.index("## Documentation")]
+    named = set(re.findall(r"`(DIGEST_[A-Z_]+)`", table))
+    assert len(named) >= 8
+    known = {env_name(name) for name in Settings.model_fields}
+    assert named - known == set()
+
+
+def test_every_local_link_of_the_readme_and_docs_resolves() -> None:
+    pages = [README, *sorted((ROOT / "docs").rglob("*.md")), ROOT / "bench" / "README.md"]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            if not path.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert broken == []

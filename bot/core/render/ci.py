@@ -117,8 +117,8 @@ def _reached_line(plan: CiPlan, lang: Lang) -> str:
     text = "; ".join(parts)
     if len(grouped) > VISIBLE_FILES:
         rest = grouped[VISIBLE_FILES:]
-        text += "; " + t(lang, "render.ci.more_in_files", count=sum(len(n) for _, n in rest),
-                         files=len(rest))
+        key = "render.ci.more_in_files.one" if len(rest) == 1 else "render.ci.more_in_files"
+        text += "; " + t(lang, key, count=sum(len(n) for _, n in rest), files=len(rest))
     lead = _count(lang, "render.ci.steps", len(plan.steps))
     line = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{lead} — {text}"
     return line + _broad_tail(plan, lang)

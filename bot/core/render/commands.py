@@ -33,7 +33,7 @@ def _cell(text: str) -> str:
 
 
 def render_help_table(specs: Sequence[CommandSpec], lang: Lang) -> str:
-    """Markdown table: command, what it does, who may use it (for /digest help, README)."""
+    """Markdown table: command, what it does, who may use it (/digest help, docs/commands.md)."""
     rows = [
         "| {} | {} | {} |".format(
             t(lang, "commands.help.column.command"),

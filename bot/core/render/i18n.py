@@ -311,6 +311,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.ci.steps.one": {"en": "1 step through its paths", "zh": "1 个步骤由改动路径触发"},
     "render.ci.more_in_files": {"en": "+{count:,} in {files:,} more job files",
                                 "zh": "另有 {count:,} 个，位于 {files:,} 个任务文件"},
+    "render.ci.more_in_files.one": {"en": "+{count:,} in 1 more job file",
+                                    "zh": "另有 {count:,} 个，位于 1 个任务文件"},
     "render.ci.broad": {"en": "+{count:,} more through {through}",
                         "zh": "另有 {count:,} 个经由 {through}"},
     "render.ci.docs_only": {"en": "none (docs-only change)", "zh": "无（仅文档改动）"},
@@ -382,6 +384,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.explain": {
         "en": "Why: {fired} of {total} rules fired",
         "zh": "依据：{total} 条规则中 {fired} 条命中",
+    },
+    "render.explain.one": {
+        "en": "Why: {fired} of 1 rule fired",
+        "zh": "依据：1 条规则中 {fired} 条命中",
     },
     "render.fired": {"en": "fired", "zh": "命中"},
     "render.nothing_matched": {"en": "nothing matched", "zh": "没有任何匹配"},
@@ -572,6 +578,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "view.no_reviewer": {"en": "no reviewer yet", "zh": "尚无评审人"},
     "view.size": {"en": "+{additions} −{deletions} in {files} files",
                   "zh": "+{additions} −{deletions},{files} 个文件"},
+    "view.size.one": {"en": "+{additions} −{deletions} in 1 file",
+                      "zh": "+{additions} −{deletions},1 个文件"},
     "view.ago.now": {"en": "<1 min", "zh": "不到 1 分钟"},
     "view.ago.minutes": {"en": "{n} min", "zh": "{n} 分钟"},
     "view.ago.hours": {"en": "{n} h", "zh": "{n} 小时"},

@@ -351,7 +351,9 @@ def trace_lines(digest: Digest, d: Detail) -> Iterator[str]:
     lang = digest.lang
     limit = d.evidence_max if d.trace == "full" else 1
     fired = sum(1 for e in digest.trace if e.fired)
-    summary = sanitize_trusted(t(lang, "render.explain", fired=fired, total=len(digest.trace)))
+    total = len(digest.trace)
+    key = "render.explain.one" if total == 1 else "render.explain"
+    summary = sanitize_trusted(t(lang, key, fired=fired, total=total))
     opening = "<details open>" if digest.explain else "<details>"
     yield f"{opening}<summary>{summary}</summary>"
     yield ""

@@ -54,3 +54,22 @@ def test_chinese_uses_the_fields_terms() -> None:
     zh = " ".join(entry.get("zh", "") for entry in CATALOGUE.values())
     assert "分派" not in zh
     assert "file(s)" not in zh
+
+
+def test_no_english_golden_counts_one_thing_in_the_plural() -> None:
+    # "in 1 files", "1 of 1 rules": a count of one takes the singular (the `.one` keys).
+    import re
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[2] / "golden"
+    nouns = "files|rules|steps|symbols|risks|items"
+    pattern = re.compile(rf"(?<![\d.,])1 (?:more )?(?:job )?({nouns})\b")
+    found = [f"{path.name}: {m.group(0)}" for path in sorted(golden.rglob("*.en.md"))
+             for m in pattern.finditer(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_one_job_file_and_one_view_file_are_singular() -> None:
+    assert t("en", "render.ci.more_in_files.one", count=3) == "+3 in 1 more job file"
+    assert t("en", "view.size.one", additions=2, deletions=1) == "+2 −1 in 1 file"
+    assert t("en", "render.explain.one", fired=1) == "Why: 1 of 1 rule fired"

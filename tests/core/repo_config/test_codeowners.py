@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pathspec import GitIgnoreSpec
 
+from bench import sdists
 from bot.core.repo_config.codeowners import (
     CODEOWNERS_PATHS,
     MAX_LINE_CHARS,
@@ -27,7 +28,6 @@ from bot.core.repo_config.codeowners import (
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_config"
-VLLM_TREE = Path("/work/sdists/vllm-0.34.0")
 
 
 def _vllm(version: str) -> CodeOwners:
@@ -518,9 +518,11 @@ def test_vllm_rules_agree_with_the_reference_on_paths_around_each_rule(version: 
     assert set(result.unowned) == {p for p, o in expected.items() if not o}
 
 
-@pytest.mark.skipif(not VLLM_TREE.is_dir(), reason=f"{VLLM_TREE} (vLLM's source) is absent")
 def test_every_path_of_the_vllm_tree_agrees_with_the_reference(v34: CodeOwners) -> None:
-    paths = _tree_paths(VLLM_TREE)
+    tree = sdists.release_tree("0.34.0")
+    if tree is None:
+        pytest.skip(sdists.missing_message("0.34.0"))
+    paths = _tree_paths(tree)
     assert len(paths) > 5000
     reference = Reference(v34.rules)
     result = owners_for(v34, paths)
@@ -532,8 +534,9 @@ def test_every_path_of_the_vllm_tree_agrees_with_the_reference(v34: CodeOwners) 
 
 
 def test_a_3000_file_pr_is_matched_fast(v34: CodeOwners) -> None:
-    if VLLM_TREE.is_dir():
-        paths = random.Random(5).sample(_tree_paths(VLLM_TREE), 3000)
+    tree = sdists.release_tree("0.34.0")
+    if tree is not None:
+        paths = random.Random(5).sample(_tree_paths(tree), 3000)
     else:
         paths = random.Random(5).choices(_paths_from_rules(v34.rules), k=3000)
     fresh = parse_codeowners((FIXTURES / "0.34.0" / ".github" / "CODEOWNERS").read_text())
