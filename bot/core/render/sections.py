@@ -102,6 +102,10 @@ def _limited(
 
 MAX_OWNERS_SHOWN = 4
 MAX_START_FILES = 5
+# Where to start names a file's changed symbols to read first, not all of them: past this
+# many of one kind (changed, added, removed) the line says "+N more" (a new module with
+# 40 functions listed them all on one line).
+MAX_START_SYMBOLS = 6
 
 
 def who_lines(digest: Digest) -> Iterator[str]:
@@ -232,17 +236,18 @@ def _symbol_line(
     if d.symbol_counts:
         return f"{head} — {_count(lang, 'render.symbols_count', len(symbols))}"
     parts: list[str] = []
+    per_kind = min(d.symbols_per_file or MAX_START_SYMBOLS, MAX_START_SYMBOLS)
     for change in ("modified", "added", "removed"):
         names = [s.name for s in symbols if s.change == change]
         if not names:
             continue
-        text = _limited(names, _symbol_code, d.symbols_per_file, d, lang)
+        text = _limited(names, _symbol_code, per_kind, d, lang)
         parts.append(
             text if change == "modified" else _label(lang, f"render.symbol.{change}") + text
         )
     if mentioned:
         # Names the author wrote that the patch uses here: the author's own pointers.
-        text = _limited(list(mentioned), _symbol_code, d.symbols_per_file, d, lang)
+        text = _limited(list(mentioned), _symbol_code, per_kind, d, lang)
         parts.append(_label(lang, "render.symbol.mentioned") + text)
     return f"{head}{t(lang, 'render.colon')}" + " · ".join(parts)
 
