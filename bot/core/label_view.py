@@ -20,6 +20,15 @@ TOP_CHECKS = 3
 _VERDICT_RANK: dict[str, int] = {verdict: rank for rank, verdict in enumerate(VERDICTS)}
 SORTS = ("verdict", "oldest", "newest", "size")
 WAITING_ON = ("author", "reviewer", "ci")
+# The one state a row shows: whose move it is, a reviewer's split by whether anyone
+# with write access has reviewed yet (the API keeps `waiting_on` and `needs_first_review`).
+WAITING_STATES = ("first-review", "reviewer", "author", "ci")
+# Every risk id bot/core/judging/risks.py raises: the page's legend explains each.
+RISK_IDS = (
+    "missing-gpu-eval", "missing-test-results", "missing-tests", "release-branch",
+    "large-diff", "new-model-checklist", "perf-claim-without-numbers",
+    "hardware-unverified", "relevant-ci-not-run",
+)
 MAX_QUERY = 200
 
 
@@ -187,11 +196,18 @@ class ViewEntry:
     state: str = "open"  # open | closed
     merged: bool = False
     closed_at: float | None = None
+    # The reviewers GitHub shows as requested: logins, and teams as `org/slug`.
+    requested: tuple[str, ...] = ()
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
         """The labels it is listed under: its own, then its areas' (no repeats)."""
         return tuple(dict.fromkeys((*self.pr_labels, *self.summary.area_labels)))
+
+    @cached_property
+    def predicted_labels(self) -> frozenset[str]:
+        """Its areas' labels the PR does not carry on GitHub: only the bot says so."""
+        return frozenset(self.labels) - frozenset(self.pr_labels)
 
     @property
     def verdict(self) -> Verdict:
@@ -204,7 +220,8 @@ class ViewEntry:
 
     @cached_property
     def _owners(self) -> frozenset[str]:
-        return frozenset(name.casefold() for name in self.summary.triage.owners)
+        return frozenset(name.casefold()
+                         for name in (*self.summary.triage.owners, *self.requested))
 
     @cached_property
     def waiting_on(self) -> str | None:
@@ -231,6 +248,15 @@ class ViewEntry:
     @property
     def needs_first_review(self) -> bool:
         return self.state == "open" and not self.draft and not self.summary.triage.reviewed
+
+    @property
+    def waiting_state(self) -> str | None:
+        """The row's one state (WAITING_STATES): `waiting_on`, with a reviewer's move
+        named `first-review` while nobody with write access has reviewed."""
+        whose = self.waiting_on
+        if whose == "reviewer" and self.needs_first_review:
+            return "first-review"
+        return whose
 
     @property
     def last_activity_at(self) -> float | None:
@@ -276,7 +302,7 @@ class LabelView:
     # filters keep under it.
     label_counts: tuple[tuple[str, int], ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)  # open PRs per verdict
-    waiting: Mapping[str, int] = field(default_factory=dict)  # open PRs per waiting_on
+    waiting: Mapping[str, int] = field(default_factory=dict)  # open PRs per waiting_state
     total_open: int = 0  # open PRs in the repository, before any filter
     filters: Filters = field(default_factory=Filters)
 
@@ -356,9 +382,9 @@ def build_label_view(
     if label is not None:
         per_label.setdefault(label, 0)
     shown = [e for e in by_label if verdict is None or e.verdict == verdict]
-    waiting = dict.fromkeys(WAITING_ON, 0)
+    waiting = dict.fromkeys(WAITING_STATES, 0)
     for entry in shown:
-        if (whose := entry.waiting_on) is not None:
+        if (whose := entry.waiting_state) is not None:
             waiting[whose] += 1
     recent = sorted(
         (e for e in merged if base(e) and (label is None or label in e.labels)

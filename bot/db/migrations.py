@@ -268,6 +268,11 @@ ALTER TABLE jobs ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
     Migration(7, "jobs.outsider: outsiders' commands are claimed last", """
 ALTER TABLE jobs ADD COLUMN outsider BOOLEAN NOT NULL DEFAULT false;
 """),
+    # The reviewers requested on GitHub, shown on a label-view row (issue 43, item 4):
+    # JSON like `pr_labels`. An older release's upsert leaves it as it was.
+    Migration(8, "view_prs.requested: the PR's requested reviewers", """
+ALTER TABLE view_prs ADD COLUMN requested TEXT NOT NULL DEFAULT '[]';
+"""),
 )
 
 _CREATE_TABLE = """

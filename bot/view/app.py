@@ -465,6 +465,7 @@ def _pr_fields(entry: ViewEntry, repo: str, base_url: str) -> dict[str, Any]:
         "author": entry.author,
         "url": entry.url,
         "pr_labels": list(entry.pr_labels),
+        "requested_reviewers": list(entry.requested),  # teams as org/slug
         "draft": entry.draft,
         "state": entry.state,
         "merged": entry.merged,

@@ -16,8 +16,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from bot.core.label_view import SORTS, LabelView, ViewEntry, ViewPage, page_of
-from bot.core.render.i18n import t
+from bot.core.label_view import RISK_IDS, SORTS, LabelView, ViewEntry, ViewPage, page_of
+from bot.core.render.i18n import CATALOGUE, t
 from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.view.cache import FragmentCache
 from bot.view.links import api_path, feed_path, pull_url, view_path
@@ -97,6 +97,12 @@ class _Text:
         return t(self.lang, key, **params)
 
 
+def risk_meaning(text: _Text, risk_id: str) -> str:
+    """The legend's short line for a risk badge; "" for an id the catalogue lacks."""
+    key = f"view.legend.risk.{risk_id}"
+    return text(key) if key in CATALOGUE else ""
+
+
 def ago(text: _Text, now: float, then: float | None) -> str:
     """How long ago, coarsely: minutes, hours, then days (the page is cached per hour)."""
     if then is None:
@@ -147,6 +153,7 @@ def render_label_view(
     page_path = view_path(repo)
     lang_query = "" if lang_param is None else f"?{urlencode({'lang': lang_param})}"
     label_links: dict[str, str] = {}
+    owner_links: dict[str, str] = {}
 
     def label_link(name: str) -> str:
         found = label_links.get(name)
@@ -154,11 +161,18 @@ def render_label_view(
             found = label_links[name] = view_path(repo, label=name, lang=lang_param)
         return found
 
+    def owner_link(name: str) -> str:
+        found = owner_links.get(name)
+        if found is None:
+            found = owner_links[name] = view_path(repo, owner=name, lang=lang_param)
+        return found
+
     def fragment(entry: ViewEntry) -> Markup:
         key = (repo, entry.number, lang, default_lang, hour)
         return cache.get(key, entry, lambda: entry_template.render(
             e=entry, t=text, when=_when, ago=lambda then: ago(text, now, then),
             ci_steps=lambda steps: ci_steps_summary(text, steps), label_link=label_link,
+            owner_link=owner_link, risk_meaning=lambda risk_id: risk_meaning(text, risk_id),
             digest_link=f"{page_path}/{entry.number}{lang_query}",
         ))
 
@@ -173,6 +187,7 @@ def render_label_view(
         verdicts=VERDICTS, link=link, other_lang=other, entries_html=entries_html,
         feed_link=feed_path(repo, asked.label), api_link=api_path(repo),
         lang_param=lang_param, page_path=page_path, page=shown,
+        legend=[(risk_id, risk_meaning(text, risk_id)) for risk_id in RISK_IDS],
     )
 
 

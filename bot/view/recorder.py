@@ -27,7 +27,14 @@ class DigestRecorder:
     async def __call__(self, converged: Converged) -> None:
         # Building the other language is the digest's whole CPU cost again: off the loop.
         digests = await asyncio.to_thread(_stored_digests, converged)
-        await self._store.record(pull_state(converged.pull), digests)
+        pull = converged.pull
+        routing = converged.digest.routing if converged.digest is not None else None
+        if routing is not None:
+            # The PR was read before routing ran: add whom this job asked.
+            pull = pull.model_copy(update={
+                "requested_users": (*pull.requested_users, *routing.requested_users),
+                "requested_teams": (*pull.requested_teams, *routing.requested_teams)})
+        await self._store.record(pull_state(pull), digests)
 
 
 def _stored_digests(converged: Converged) -> tuple[StoredDigest, ...]:
@@ -71,6 +78,16 @@ def _text(value: str) -> str:
     return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def requested_reviewers(pull: PullRequest) -> tuple[str, ...]:
+    """Logins, and teams as `org/slug` (a PR's teams are its organisation's, and the
+    owner filter compares CODEOWNERS' `org/team`), each once."""
+    org = pull.repo.partition("/")[0]
+    names: dict[str, str] = {}
+    for name in (*pull.requested_users, *(f"{org}/{team}" for team in pull.requested_teams)):
+        names.setdefault(name.casefold(), _text(name))
+    return tuple(names.values())
+
+
 def pull_state(pull: PullRequest, *, now: datetime | None = None) -> PullState:
     updated = _epoch(pull.updated_at) or (now or datetime.now().astimezone()).timestamp()
     closed = _epoch(pull.closed_at)
@@ -82,4 +99,5 @@ def pull_state(pull: PullRequest, *, now: datetime | None = None) -> PullState:
         labels=tuple(_text(label) for label in pull.labels),
         draft=pull.draft, state=pull.state, merged=pull.merged, private=pull.private,
         updated_at=updated, closed_at=closed,
+        requested=requested_reviewers(pull),
     )

@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS view_prs (
     updated_at REAL NOT NULL,
     closed_at REAL,
     changed_at REAL NOT NULL,
+    requested TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (repo, number)
 );
 CREATE INDEX IF NOT EXISTS view_prs_updated ON view_prs (repo, updated_at);
@@ -78,6 +79,7 @@ class PullState:
     private: bool
     updated_at: float
     closed_at: float | None = None
+    requested: tuple[str, ...] = ()  # reviewers requested on GitHub; teams as org/slug
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,10 @@ def create_schema(path: Path | str) -> None:
             # A file from before `changed_at`: the view is a cache, so start it afresh.
             conn.executescript("DROP TABLE view_prs; DROP TABLE view_digests;"
                                " DROP TABLE view_repos;" + SCHEMA)
+        elif "requested" not in columns:
+            # Forward only: a file from before issue 43 keeps its rows; each PR's
+            # requested reviewers appear with its next job.
+            conn.execute("ALTER TABLE view_prs ADD COLUMN requested TEXT NOT NULL DEFAULT '[]'")
     finally:
         conn.close()
 
@@ -196,10 +202,12 @@ class DigestStore:
                 return
             labels = row_labels(pull, digests, known)
             conn.execute(
-                "INSERT OR REPLACE INTO view_prs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO view_prs ({_PR_WRITE})"  # noqa: S608
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (pull.repo, pull.number, pull.title, pull.author, pull.url,
                  _dumps(list(pull.labels)), _dumps(labels), int(pull.draft), pull.state,
-                 int(pull.merged), pull.updated_at, pull.closed_at, now),
+                 int(pull.merged), pull.updated_at, pull.closed_at, now,
+                 _dumps(list(pull.requested))),
             )
             for digest in digests:
                 conn.execute(
@@ -260,7 +268,8 @@ class DigestStore:
                 " AND (d.summary IS NOT NULL OR o.summary IS NOT NULL)",
                 (lang, lang, repo, -1.0 if changed_since is None else changed_since),
             ).fetchall()
-            return [Changed(_entry(row, json.loads(row[11])), float(row[12])) for row in rows]
+            return [Changed(_entry(row, json.loads(row[_AT])), float(row[_AT + 1]))
+                    for row in rows]
 
         return await self._writer.run(read)
 
@@ -274,7 +283,7 @@ class DigestStore:
             ).fetchone()
             if row is None:
                 return None
-            return ApiItem(_entry(row, json.loads(row[11])), _unpack(row[12]))
+            return ApiItem(_entry(row, json.loads(row[_AT])), _unpack(row[_AT + 1]))
 
         return await self._writer.run(read)
 
@@ -305,7 +314,7 @@ class DigestStore:
                 " ORDER BY p.updated_at DESC, p.number DESC LIMIT ? OFFSET ?",
                 (lang, lang, *params, limit + 1, offset),
             ).fetchall()
-            items = [ApiItem(_entry(r, json.loads(r[11])), _unpack(r[12])) for r in rows]
+            items = [ApiItem(_entry(r, json.loads(r[_AT])), _unpack(r[_AT + 1])) for r in rows]
             return items[:limit], len(items) > limit
 
         return await self._writer.run(read)
@@ -313,8 +322,13 @@ class DigestStore:
 
 _PR_COLUMNS = (
     "p.number, p.title, p.author, p.url, p.pr_labels, p.labels, p.draft, p.state, p.merged,"
-    " p.updated_at, p.closed_at"
+    " p.updated_at, p.closed_at, p.requested"
 )
+# Where a read's own columns (the summary, then the payload or `changed_at`) start.
+_AT = _PR_COLUMNS.count(",") + 1
+# A row's columns by name: a column added later goes last, without a positional VALUES.
+_PR_WRITE = ("repo, number, title, author, url, pr_labels, labels, draft, state, merged,"
+             " updated_at, closed_at, changed_at, requested")
 
 
 def _entry(row: sqlite3.Row | tuple[Any, ...], summary: Mapping[str, Any]) -> ViewEntry:
@@ -328,4 +342,5 @@ def _entry(row: sqlite3.Row | tuple[Any, ...], summary: Mapping[str, Any]) -> Vi
         summary=replace(parsed, area_labels=areas),
         draft=bool(row[6]), state=str(row[7]), merged=bool(row[8]),
         updated_at=float(row[9]), closed_at=None if row[10] is None else float(row[10]),
+        requested=tuple(str(name) for name in json.loads(row[11] or "[]")),
     )

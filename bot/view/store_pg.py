@@ -21,6 +21,9 @@ from typing import Any
 from bot.core.vocabulary import Lang
 from bot.db.pool import Conn, Database
 from bot.view.store import (
+    _AT,
+    _PR_COLUMNS,
+    _PR_WRITE,
     ApiItem,
     Changed,
     DigestStore,
@@ -32,11 +35,6 @@ from bot.view.store import (
     _pack,
     _unpack,
     row_labels,
-)
-
-_PR_COLUMNS = (
-    "p.number, p.title, p.author, p.url, p.pr_labels, p.labels, p.draft, p.state, p.merged,"
-    " p.updated_at, p.closed_at"
 )
 
 
@@ -73,16 +71,18 @@ class PostgresDigestStore(DigestStore):
                 return
             labels = row_labels(pull, digests, known)
             conn.execute(
-                "INSERT INTO view_prs VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                f"INSERT INTO view_prs (repo_key, {_PR_WRITE.removeprefix('repo, ')})"  # noqa: S608
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (repo_key, number) DO UPDATE SET title = excluded.title,"
                 " author = excluded.author, url = excluded.url,"
                 " pr_labels = excluded.pr_labels, labels = excluded.labels,"
                 " draft = excluded.draft, state = excluded.state, merged = excluded.merged,"
                 " updated_at = excluded.updated_at, closed_at = excluded.closed_at,"
-                " changed_at = excluded.changed_at",
+                " changed_at = excluded.changed_at, requested = excluded.requested",
                 (key, pull.number, pull.title, pull.author, pull.url,
                  _dumps(list(pull.labels)), _dumps(labels), pull.draft, pull.state,
-                 pull.merged, pull.updated_at, pull.closed_at, changed_at),
+                 pull.merged, pull.updated_at, pull.closed_at, changed_at,
+                 _dumps(list(pull.requested))),
             )
             for digest in digests:
                 conn.execute(
@@ -143,7 +143,8 @@ class PostgresDigestStore(DigestStore):
                 " AND (d.summary IS NOT NULL OR o.summary IS NOT NULL)",
                 (lang, lang, repo.lower(), -1.0 if changed_since is None else changed_since),
             ).fetchall()
-            return [Changed(_entry(row, json.loads(row[11])), float(row[12])) for row in rows]
+            return [Changed(_entry(row, json.loads(row[_AT])), float(row[_AT + 1]))
+                    for row in rows]
 
         return await self._db.run(read, transaction=False)
 
@@ -157,7 +158,7 @@ class PostgresDigestStore(DigestStore):
             ).fetchone()
             if row is None:
                 return None
-            return ApiItem(_entry(row, json.loads(row[11])), _unpack(bytes(row[12])))
+            return ApiItem(_entry(row, json.loads(row[_AT])), _unpack(bytes(row[_AT + 1])))
 
         return await self._db.run(read, transaction=False)
 
@@ -190,7 +191,7 @@ class PostgresDigestStore(DigestStore):
                 " ORDER BY p.updated_at DESC, p.number DESC LIMIT %s OFFSET %s",
                 (lang, lang, *params, limit + 1, offset),
             ).fetchall()
-            items = [ApiItem(_entry(r, json.loads(r[11])), _unpack(bytes(r[12])))
+            items = [ApiItem(_entry(r, json.loads(r[_AT])), _unpack(bytes(r[_AT + 1])))
                      for r in rows]
             return items[:limit], len(items) > limit
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from bot.core.judging import risks
 from bot.core.label_view import (
+    RISK_IDS,
     Summary,
     Triage,
     ViewEntry,
@@ -206,7 +210,43 @@ def test_waiting_on_follows_draft_asks_reviews_and_ci() -> None:
     assert whose(state="closed") is None
     view = build_label_view([triaged(1, created=NOW, ci_state="running"),
                              triaged(2, created=NOW)], now=NOW, recent_seconds=DAY)
-    assert view.waiting == {"author": 0, "reviewer": 1, "ci": 1}
+    # One state per row: a reviewer's move is a first review until someone reviewed.
+    assert view.waiting == {"first-review": 1, "reviewer": 0, "author": 0, "ci": 1}
+    reviewed = triaged(3, created=NOW, reviewed=True)
+    assert (reviewed.waiting_on, reviewed.waiting_state) == ("reviewer", "reviewer")
+    first = triaged(4, created=NOW)
+    assert (first.waiting_on, first.waiting_state) == ("reviewer", "first-review")
+    failed = triaged(5, created=NOW, ci_state="failed")  # nobody reviewed, still the author's
+    assert failed.waiting_state == "author"
+    assert replace(first, draft=True).waiting_state == "author"
+    assert replace(first, state="closed").waiting_state is None
+
+
+def test_requested_reviewers_count_as_owners() -> None:
+    entries = [replace(triaged(1, created=NOW), requested=("Alice", "vllm-project/ci")),
+               triaged(2, created=NOW, owners=("bob",))]
+
+    def mine(owner: str) -> list[int]:
+        return numbers(build_label_view(entries, now=NOW, recent_seconds=DAY,
+                                        owner=owner).listed)
+
+    assert mine("alice") == [1]
+    assert mine("vllm-project/ci") == [1]
+    assert mine("bob") == [2]
+
+
+def test_predicted_labels_are_the_areas_labels_the_pr_does_not_carry() -> None:
+    row = entry(1, labels=("frontend", "v1"), areas=("frontend", "ci/build"))
+    assert row.labels == ("frontend", "v1", "ci/build")
+    assert row.predicted_labels == {"ci/build"}
+    assert entry(2, labels=("x",)).predicted_labels == frozenset()
+
+
+def test_the_legend_names_every_risk_the_checklist_raises() -> None:
+    source = Path(risks.__file__).read_text(encoding="utf-8")
+    raised = set(re.findall(r'_risk\(\s*"([a-z-]+)"', source))
+    assert raised  # the scan still finds the calls
+    assert set(RISK_IDS) == raised
 
 
 def test_summary_round_trips_its_triage() -> None:

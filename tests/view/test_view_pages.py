@@ -411,13 +411,17 @@ async def test_each_pr_shows_how_many_asks_were_answered(tmp_path: Path) -> None
     first = entry_html(html, 1)
     assert "asks: 1 open · 1 answered" in first
     assert "waiting on author" in first  # an ask is open
-    assert "needs first review" not in first  # a person reviewed it
+    assert "first review" not in first  # a person reviewed it
     assert "reviewer &lt;1 min ago" in first
     second = entry_html(html, 2)
     assert "asks:" not in second
-    assert "needs first review" in second
-    assert "no reviewer yet" in second
-    assert "waiting on reviewer" in second
+    # One state, not three saying the same: nobody with write access has reviewed.
+    assert re.findall(r'<span class="waiting [^"]*">([^<]*)</span>', second) == [
+        "waiting on first review"]
+    assert 'data-waiting="first-review"' in second
+    for said_before in ("needs first review", "no reviewer yet", "waiting on reviewer"):
+        assert said_before not in second
+    assert "waiting on first review 1 · reviewer 0 · author 1 · CI 0" in html
     (one,) = [item for item in api.json() if item["number"] == 1]
     assert [(a["kind"], a["status"]) for a in one["asks"]] == [("docs", "open"),
                                                               ("rebase", "answered")]
@@ -469,8 +473,8 @@ async def test_chinese_page_has_chinese_chips_and_states(tmp_path: Path) -> None
     bar = html[html.index('id="verdict-filter"'):html.index('id="sort-filter"')]
     assert "需要精读" in bar
     assert ">deep read<" not in html
-    assert "等待评审" in html
-    assert "尚无人评审" in html
+    assert "等待首次评审" in html
+    assert "尚无人评审" not in html  # the old badge, said again by the state
     assert "个未关闭 PR 中的" in html
 
 

@@ -517,6 +517,48 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "view.checks": {"en": "Check", "zh": "检查"},
     "view.high_risks": {"en": "Open high risks", "zh": "未解决的高风险"},
     "view.reviewers": {"en": "Suggested reviewers", "zh": "建议评审人"},
+    "view.requested": {"en": "Review requested from", "zh": "已请求评审"},
+    "view.owner.box": {"en": "Owner", "zh": "负责人"},
+    "view.owner.placeholder": {"en": "login or org/team", "zh": "用户名或 org/team"},
+    "view.owner.go": {"en": "Show", "zh": "显示"},
+    "view.owner.link": {"en": "PRs of {owner}", "zh": "{owner} 负责的 PR"},
+    # Labels only pr-digest suggests (the PR does not carry them on GitHub).
+    "view.label.predicted": {"en": "predicted by pr-digest, not on the PR",
+                             "zh": "由 pr-digest 预测，PR 上并无此标签"},
+    # The legend of the risk badges: one short line per id of bot/core/judging/risks.py.
+    "view.legend": {"en": "What the badges mean", "zh": "徽章含义"},
+    "view.legend.severity": {
+        "en": "Red: high severity · amber: medium · grey: low. Dashed labels are predicted"
+        " by pr-digest, not set on GitHub.",
+        "zh": "红色：高风险 · 琥珀色：中风险 · 灰色：低风险。虚线框的标签由 pr-digest 预测，"
+        "并未在 GitHub 上设置。",
+    },
+    "view.legend.risk.missing-gpu-eval": {
+        "en": "numerics-sensitive change without a GPU accuracy evaluation",
+        "zh": "可能影响数值结果的改动，缺少 GPU 精度评测",
+    },
+    "view.legend.risk.missing-test-results": {
+        "en": "no test results in the description", "zh": "描述中没有测试结果"},
+    "view.legend.risk.missing-tests": {
+        "en": "source changed without any test change", "zh": "改动了源码但没有改动测试"},
+    "view.legend.risk.release-branch": {
+        "en": "targets a release branch or is a backport", "zh": "目标为发布分支或属于回移"},
+    "view.legend.risk.large-diff": {
+        "en": "large change: many lines or files", "zh": "改动较大：行数或文件数很多"},
+    "view.legend.risk.new-model-checklist": {
+        "en": "new model without the full checklist", "zh": "新模型缺少完整清单"},
+    "view.legend.risk.perf-claim-without-numbers": {
+        "en": "performance claim without benchmark numbers",
+        "zh": "有性能提升的说法但没有基准数据",
+    },
+    "view.legend.risk.hardware-unverified": {
+        "en": "platform code changed, no run on that hardware reported",
+        "zh": "改动了平台相关代码，但没有报告在该硬件上的运行",
+    },
+    "view.legend.risk.relevant-ci-not-run": {
+        "en": "CI steps on special hardware this change reaches did not run",
+        "zh": "该改动触发的特殊硬件 CI 步骤没有运行",
+    },
     "view.draft": {"en": "draft", "zh": "草稿"},
     "view.by": {"en": "by {author}", "zh": "作者 {author}"},
     "view.updated": {"en": "updated {when}", "zh": "更新于 {when}"},
@@ -564,18 +606,19 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "view.owner": {"en": "Areas of {owner}", "zh": "{owner} 负责的领域"},
     "view.owner.clear": {"en": "everyone's", "zh": "所有人"},
     "view.query": {"en": "matching “{query}”", "zh": "匹配“{query}”"},
-    "view.waiting.author": {"en": "waiting on author", "zh": "等待作者"},
+    # One state per row (bot/core/label_view.py, WAITING_STATES).
+    "view.waiting.first-review": {"en": "waiting on first review", "zh": "等待首次评审"},
     "view.waiting.reviewer": {"en": "waiting on reviewer", "zh": "等待评审"},
+    "view.waiting.author": {"en": "waiting on author", "zh": "等待作者"},
     "view.waiting.ci": {"en": "waiting on CI", "zh": "等待 CI"},
     "view.waiting_counts": {
-        "en": "waiting on author {author} · reviewer {reviewer} · CI {ci}",
-        "zh": "等待作者 {author} · 等待评审 {reviewer} · 等待 CI {ci}",
+        "en": "waiting on first review {first} · reviewer {reviewer} · author {author}"
+        " · CI {ci}",
+        "zh": "等待首次评审 {first} · 等待评审 {reviewer} · 等待作者 {author} · 等待 CI {ci}",
     },
-    "view.first_review": {"en": "needs first review", "zh": "尚无人评审"},
     "view.opened": {"en": "opened {ago} ago", "zh": "{ago}前创建"},
     "view.author_active": {"en": "author {ago} ago", "zh": "作者 {ago}前"},
     "view.reviewer_active": {"en": "reviewer {ago} ago", "zh": "评审人 {ago}前"},
-    "view.no_reviewer": {"en": "no reviewer yet", "zh": "尚无评审人"},
     "view.size": {"en": "+{additions} −{deletions} in {files} files",
                   "zh": "+{additions} −{deletions},{files} 个文件"},
     "view.size.one": {"en": "+{additions} −{deletions} in 1 file",
