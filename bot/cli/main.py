@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from bot.cli.ops import OpsError, add_operator_commands
+from bot.cli.problems import BadOverride
 from bot.core.vocabulary import LANGS, Lang
 from bot.settings.errors import SettingsError, load_settings, settings_error_lines
 
@@ -72,6 +73,10 @@ def _main(args: argparse.Namespace) -> int:
         return result
     except (UsageError, OpsError) as exc:
         print(f"digest-bot: error: {exc}", file=sys.stderr)
+        return 2
+    except BadOverride as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
         return 2
     except SettingsError as exc:
         _print_bad_settings(exc.lines)
@@ -168,7 +173,8 @@ def _parser() -> argparse.ArgumentParser:
     digest.add_argument(
         "--repo-dir", type=Path, default=None, metavar="DIR",
         help="offline: read the repository's own config (CODEOWNERS, .buildkite/, "
-        ".github/) from this checkout, as the service reads it at the PR's base")
+        ".github/) from this checkout, as the service reads it at the PR's base, and apply "
+        "its .github/pr-digest.yml as the service applies the default branch's")
     digest.add_argument(
         "--conversation", type=Path, default=None, metavar="FILE",
         help="offline: the PR's comments, reviews, review comments and linked work as "
@@ -295,7 +301,8 @@ def _run_digest(args: argparse.Namespace) -> int:
             "from the title, body and labels only",
             file=sys.stderr,
         )
-    rules = _load_rules(rules_dir)
+    rules = _load_rules(rules_dir) if args.repo_dir is None else \
+        _rules_at_checkout(args.repo_dir, rules_dir)
     facts = facts_from_pull_request(pr, files)
     context = None
     if args.index is not None:
@@ -340,6 +347,35 @@ def _repo_config(directory: Path) -> RepoConfig:
         raise UsageError(f"--repo-dir {directory}: not a directory")
     files = asyncio.run(read_config_files(DirectorySource(directory), f"checkout {directory}"))
     return read_repo_config(files)
+
+
+def _rules_at_checkout(repo_dir: Path, rules_dir: Path) -> Any:
+    """The bundled rules with the checkout's override applied, as the service applies the
+    default branch's; the bundled rules alone when the checkout has none."""
+    from bot.cli.override_file import (
+        bundled_rule_files,
+        checkout_override,
+        read_override_text,
+        rules_with_override,
+    )
+
+    if not repo_dir.is_dir():
+        raise UsageError(f"--repo-dir {repo_dir}: not a directory")
+    file = checkout_override(repo_dir, _override_path())
+    if file is None:
+        return _load_rules(rules_dir)
+    rules = rules_with_override(bundled_rule_files(rules_dir), read_override_text(file), str(file))
+    print(f"digest-bot: applied the override {file}", file=sys.stderr)
+    return rules
+
+
+def _override_path() -> str:
+    """Where a repository keeps its override: the service's setting when any DIGEST_*
+    variable is set (see `_digest_defaults`), else its default."""
+    from bot.core.rules.override import OVERRIDE_PATH
+    from bot.settings.defaults import any_setting_in_env
+
+    return load_settings().repo_config_path if any_setting_in_env() else OVERRIDE_PATH
 
 
 def _digest_defaults(args: argparse.Namespace) -> tuple[Lang, Path]:
