@@ -220,6 +220,21 @@ def _parser() -> argparse.ArgumentParser:
     check_config.add_argument("--rules", type=Path, default=None, help="bundled rules directory")
     check_config.set_defaults(run=_run_check_config)
 
+    simulate = sub.add_parser(
+        "simulate", help="preview what an override changes in the digests of given PRs",
+        description="Digest each case (a JSON object with \"event\", a pull_request payload, "
+        "and \"files\", the PR's files, as tests/fixtures/cases/real/corpus/ holds them) with "
+        "the bundled rules and with FILE applied as the service applies a repository's "
+        ".github/pr-digest.yml, and print, per PR, the digest lines FILE adds (+) and removes "
+        "(-), then a summary line. Exit 0; 2 when FILE or a case cannot be read.",
+    )
+    simulate.add_argument("--override", type=Path, required=True, metavar="FILE")
+    simulate.add_argument("--cases", type=Path, nargs="+", required=True, metavar="DIR|FILE",
+                          help="case files, or folders of *.json case files")
+    simulate.add_argument("--lang", choices=LANGS, default=None)
+    simulate.add_argument("--rules", type=Path, default=None, help="bundled rules directory")
+    simulate.set_defaults(run=_run_simulate)
+
     schema = sub.add_parser(
         "export-schema", help="write the JSON Schemas of the rule and config files",
         description="Write schema.json (area rules), override.schema.json "
@@ -444,6 +459,15 @@ def _run_check_config(args: argparse.Namespace) -> int:
         return check_config(args.file, rules_dir, args.format)
     except CannotCheck as exc:  # unreadable FILE or bundled rules: not a problem *in* FILE
         raise UsageError(str(exc)) from None
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    from bot.cli.simulate import report, simulate
+
+    lang, rules_dir = _digest_defaults(args)
+    diffs = list(simulate(args.override, args.cases, rules_dir, lang))
+    print(report(diffs, args.override))
+    return 0
 
 
 def _run_export_schema(args: argparse.Namespace) -> int:
