@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from bot.cli.ops import OpsError, add_operator_commands
+from bot.cli.problems import BadOverride
 from bot.core.vocabulary import LANGS, Lang
 from bot.settings.errors import SettingsError, load_settings, settings_error_lines
 
@@ -72,6 +73,10 @@ def _main(args: argparse.Namespace) -> int:
         return result
     except (UsageError, OpsError) as exc:
         print(f"digest-bot: error: {exc}", file=sys.stderr)
+        return 2
+    except BadOverride as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
         return 2
     except SettingsError as exc:
         _print_bad_settings(exc.lines)
@@ -168,7 +173,8 @@ def _parser() -> argparse.ArgumentParser:
     digest.add_argument(
         "--repo-dir", type=Path, default=None, metavar="DIR",
         help="offline: read the repository's own config (CODEOWNERS, .buildkite/, "
-        ".github/) from this checkout, as the service reads it at the PR's base")
+        ".github/) from this checkout, as the service reads it at the PR's base, and apply "
+        "its .github/pr-digest.yml as the service applies the default branch's")
     digest.add_argument(
         "--conversation", type=Path, default=None, metavar="FILE",
         help="offline: the PR's comments, reviews, review comments and linked work as "
@@ -213,6 +219,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     check_config.add_argument("--rules", type=Path, default=None, help="bundled rules directory")
     check_config.set_defaults(run=_run_check_config)
+
+    simulate = sub.add_parser(
+        "simulate", help="preview what an override changes in the digests of given PRs",
+        description="Digest each case (a JSON object with \"event\", a pull_request payload, "
+        "and \"files\", the PR's files, as tests/fixtures/cases/real/corpus/ holds them) with "
+        "the bundled rules and with FILE applied as the service applies a repository's "
+        ".github/pr-digest.yml, and print, per PR, the digest lines FILE adds (+) and removes "
+        "(-), then a summary line. Exit 0; 2 when FILE or a case cannot be read.",
+    )
+    simulate.add_argument("--override", type=Path, required=True, metavar="FILE")
+    simulate.add_argument("--cases", type=Path, nargs="+", required=True, metavar="DIR|FILE",
+                          help="case files, or folders of *.json case files")
+    simulate.add_argument("--lang", choices=LANGS, default=None)
+    simulate.add_argument("--rules", type=Path, default=None, help="bundled rules directory")
+    simulate.set_defaults(run=_run_simulate)
 
     schema = sub.add_parser(
         "export-schema", help="write the JSON Schemas of the rule and config files",
@@ -297,7 +318,8 @@ def _run_digest(args: argparse.Namespace) -> int:
             "from the title, body and labels only",
             file=sys.stderr,
         )
-    rules = _load_rules(rules_dir)
+    rules = _load_rules(rules_dir) if args.repo_dir is None else \
+        _rules_at_checkout(args.repo_dir, rules_dir)
     facts = facts_from_pull_request(pr, files)
     context = None
     if args.index is not None:
@@ -342,6 +364,35 @@ def _repo_config(directory: Path) -> RepoConfig:
         raise UsageError(f"--repo-dir {directory}: not a directory")
     files = asyncio.run(read_config_files(DirectorySource(directory), f"checkout {directory}"))
     return read_repo_config(files)
+
+
+def _rules_at_checkout(repo_dir: Path, rules_dir: Path) -> Any:
+    """The bundled rules with the checkout's override applied, as the service applies the
+    default branch's; the bundled rules alone when the checkout has none."""
+    from bot.cli.override_file import (
+        bundled_rule_files,
+        checkout_override,
+        read_override_text,
+        rules_with_override,
+    )
+
+    if not repo_dir.is_dir():
+        raise UsageError(f"--repo-dir {repo_dir}: not a directory")
+    file = checkout_override(repo_dir, _override_path())
+    if file is None:
+        return _load_rules(rules_dir)
+    rules = rules_with_override(bundled_rule_files(rules_dir), read_override_text(file), str(file))
+    print(f"digest-bot: applied the override {file}", file=sys.stderr)
+    return rules
+
+
+def _override_path() -> str:
+    """Where a repository keeps its override: the service's setting when any DIGEST_*
+    variable is set (see `_digest_defaults`), else its default."""
+    from bot.core.rules.override import OVERRIDE_PATH
+    from bot.settings.defaults import any_setting_in_env
+
+    return load_settings().repo_config_path if any_setting_in_env() else OVERRIDE_PATH
 
 
 def _digest_defaults(args: argparse.Namespace) -> tuple[Lang, Path]:
@@ -410,6 +461,15 @@ def _run_check_config(args: argparse.Namespace) -> int:
         return check_config(args.file, rules_dir, args.format)
     except CannotCheck as exc:  # unreadable FILE or bundled rules: not a problem *in* FILE
         raise UsageError(str(exc)) from None
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    from bot.cli.simulate import report, simulate
+
+    lang, rules_dir = _digest_defaults(args)
+    diffs = list(simulate(args.override, args.cases, rules_dir, lang))
+    print(report(diffs, args.override))
+    return 0
 
 
 def _run_export_schema(args: argparse.Namespace) -> int:

@@ -176,7 +176,7 @@ async def _refuse_quietly(
 async def _reply(
     gh: GitHubAPI, job: CommentCommandJob, refusals: list[Decision], lang: Lang
 ) -> None:
-    reasons = "\n".join(f"- {refusal_text(r, lang)}" for r in refusals)
+    reasons = "\n".join(f"- {refusal_text(r, lang, ALL_COMMANDS)}" for r in refusals)
     try:
         await gh.create_comment(job.repo, job.number, reasons)
     except WriteSkipped:

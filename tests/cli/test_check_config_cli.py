@@ -146,7 +146,7 @@ def test_an_unknown_top_level_key(tmp_path: Path) -> None:
     result = run("check-config", str(file))
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
-        f"{file}:2: unknown key 'routeing'", f"1 problem in {file}"]
+        f"{file}:2: unknown key 'routeing' (did you mean 'routing'?)", f"1 problem in {file}"]
 
 
 def test_every_problem_is_reported_with_its_line_in_one_run(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_every_problem_is_reported_with_its_line_in_one_run(tmp_path: Path) -> N
     lines = result.stderr.splitlines()
     assert lines[0].startswith(f"{file}:3: disable.1: no bundled area 'no-such-area' (bundled: ")
     assert lines[1:] == [
-        f"{file}:4: unknown key 'routeing'",
+        f"{file}:4: unknown key 'routeing' (did you mean 'routing'?)",
         f"{file}:9: rule 'hostile': areas.0.criticality: Input should be 'low', 'medium', "
         "'high' or 'critical'",
         f"{file}:11: rule 'hostile': areas.0: unknown key 'colour'",

@@ -90,3 +90,78 @@ def test_check_rules_without_codeowners_says_so(
     root = Path(__file__).resolve().parents[2]
     assert main(["check-rules", str(root / "rules"), "--repo-dir", str(tmp_path)]) == 0
     assert "no CODEOWNERS to check the routing pools against" in capsys.readouterr().err
+
+
+# --- the checkout's .github/pr-digest.yml (issue 43 item 1) -----------------------------
+
+OVERRIDE = """\
+areas:
+  - id: ownerless
+    title: Files nobody owns
+    audience: whoever adopts them
+    criticality: low
+    match: {paths: ['no/owner/**']}
+"""
+
+
+def _checkout(tmp_path: Path, override: str) -> Path:
+    checkout = tmp_path / "checkout"
+    (checkout / ".github").mkdir(parents=True)
+    (checkout / ".github" / "pr-digest.yml").write_text(override, encoding="utf-8")
+    return checkout
+
+
+def _areas(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return [area["id"] for area in json.loads(capsys.readouterr().out)["areas"]]
+
+
+def test_the_checkouts_override_is_applied_as_the_service_applies_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.handlers.repo_rules import RulesProvider
+    from bot.rulebook.files import read_rule_sources
+
+    event, files = _event(tmp_path)
+    args = ["digest", "--event", str(event), "--files", str(files), "--format", "json"]
+    assert main([*args, "--repo-dir", str(tmp_path)]) == 0  # no override there
+    without = _areas(capsys)
+    checkout = _checkout(tmp_path, OVERRIDE)
+    assert main([*args, "--repo-dir", str(checkout)]) == 0
+    captured = capsys.readouterr()
+    with_override = [area["id"] for area in json.loads(captured.out)["areas"]]
+    assert "ownerless" not in without
+    assert sorted(with_override) == sorted([*without, "ownerless"])
+    assert f"applied the override {checkout}/.github/pr-digest.yml" in captured.err
+    # The service's own provider, given the same text, puts the same rules in force.
+    service = RulesProvider(read_rule_sources(Path(__file__).resolve().parents[2] / "rules"))
+    applied = service.rules_from_text(OVERRIDE)
+    assert applied.problem is None
+    assert "ownerless" in {area.id for area in applied.rules.areas}
+
+
+def test_a_bad_override_is_file_line_message_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event, files = _event(tmp_path)
+    checkout = _checkout(tmp_path, "disable: [docs]\nroutng: {}\n")
+    code = main(["digest", "--event", str(event), "--files", str(files),
+                 "--repo-dir", str(checkout)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"{checkout}/.github/pr-digest.yml:2: unknown key 'routng' (did you mean 'routing'?)"]
+
+
+def test_an_override_symlinked_out_of_the_checkout_is_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event, files = _event(tmp_path)
+    outside = tmp_path / "outside.yml"
+    outside.write_text("routng: {}\n")
+    checkout = tmp_path / "checkout"
+    (checkout / ".github").mkdir(parents=True)
+    (checkout / ".github" / "pr-digest.yml").symlink_to(outside)
+    assert main(["digest", "--event", str(event), "--files", str(files),
+                 "--repo-dir", str(checkout)]) == 0
+    assert "applied the override" not in capsys.readouterr().err

@@ -11,6 +11,7 @@ import pytest
 
 from bot.core.render.i18n import t
 from bot.core.render.marker import parse_marker
+from bot.handlers.command import ALL_COMMANDS
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeComment, FakeGitHubState
 from tests.handler_env import COMPILE_FILES, UNTESTED_BODY
@@ -202,3 +203,21 @@ def test_route_on_a_pool_members_pr_skips_the_author(
     assert _reactions(state, command.id) == [(BOT, "eyes"), (BOT, "+1")]
     assert len(_digests(state, number)) == 1
     assert _replies(state, number) == []
+
+
+def test_maintainers_typo_is_answered_with_the_command_meant(
+    state: FakeGitHubState, svc: ServiceProcess
+) -> None:
+    number = 206
+    state.add_pull(REPO, number, title="[torch.compile] x", body=UNTESTED_BODY,
+                   files=list(COMPILE_FILES), author="alice")
+    command = _say(state, svc, number, MAINTAINER, "/digest refersh", association="MEMBER")
+    svc.wait_for_job(number, kind="command")
+
+    [reply] = _replies(state, number)
+    assert reply.startswith(
+        f"- {t('en', 'commands.refused.unknown', command='`/digest refersh`')} "
+        f"{t('en', 'commands.refused.did-you-mean', command='`/digest refresh`')} ")
+    assert reply.endswith(", ".join(f"`{spec.name}`" for spec in ALL_COMMANDS) + ".")
+    assert _reactions(state, command.id) == [(BOT, "confused")]
+    assert _digests(state, number) == []  # nothing ran

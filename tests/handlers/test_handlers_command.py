@@ -172,3 +172,43 @@ async def test_edited_comment_runs_only_the_commands_it_added() -> None:
     marker = parse_marker(digest)
     assert marker is not None
     assert marker.lang == "en"
+
+
+async def test_a_maintainers_typo_is_answered_with_the_command_meant_and_the_known_ones(
+) -> None:
+    state = make_state()
+    state.add_pull(REPO, 1, title="x", files=[FakeFile("vllm/a.py")], author="alice")
+    state.set_permission(REPO, "maintainer", "write")
+    job = _command(state, 1, "maintainer", "/digest refersh")
+    await handle_command_comment(gh_for(state), make_ctx(), job)
+    [reply] = state.bot_comments(REPO, 1, BOT)
+    assert reply == (
+        "- Unknown command `/digest refersh`; see `/digest help`. "
+        "Did you mean `/digest refresh`? Known after `/digest`: "
+        + ", ".join(f"`{spec.name}`" for spec in ALL_COMMANDS) + ".")
+    assert _reactions(state, job.comment_id) == ["confused"]  # nothing ran
+
+
+async def test_the_authors_typo_is_answered_once_an_hour_a_strangers_never() -> None:
+    state = make_state()
+    state.add_pull(REPO, 1, title="x", files=[FakeFile("vllm/a.py")], author="alice")
+    ctx = make_ctx()
+    first = _command(state, 1, "alice", "/digest explian")
+    await handle_command_comment(gh_for(state), ctx, first)
+    [reply] = state.bot_comments(REPO, 1, BOT)
+    assert "Did you mean `/digest explain`?" in reply
+    await handle_command_comment(gh_for(state), ctx, _command(state, 1, "alice", "/digest zhh"))
+    stranger = _command(state, 1, "stranger", "/digest refersh")
+    await handle_command_comment(gh_for(state), ctx, stranger)
+    assert state.bot_comments(REPO, 1, BOT) == [reply]  # capped, and no echo for outsiders
+
+
+async def test_a_word_nothing_resembles_gets_the_known_commands_without_a_guess() -> None:
+    state = make_state()
+    state.add_pull(REPO, 1, title="x", files=[FakeFile("vllm/a.py")])
+    state.set_permission(REPO, "maintainer", "write")
+    await handle_command_comment(gh_for(state), make_ctx(),
+                                 _command(state, 1, "maintainer", "/digest xyzzy"))
+    [reply] = state.bot_comments(REPO, 1, BOT)
+    assert "Did you mean" not in reply
+    assert "Known after `/digest`: `refresh`, `explain`" in reply

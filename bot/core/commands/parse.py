@@ -10,6 +10,7 @@ Everything here is linear in the body's length.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection, Sequence
 from typing import Literal
@@ -269,3 +270,11 @@ def commands_added(old_body: str, new_body: str) -> tuple[Command, ...]:
 def find_spec(specs: Sequence[CommandSpec], name: str) -> CommandSpec | None:
     """The spec declared for a command name, if any handler declares one."""
     return next((spec for spec in specs if spec.name == name), None)
+
+
+def nearest_spec(specs: Sequence[CommandSpec], name: str) -> CommandSpec | None:
+    """The command a mistyped `name` most likely meant (`refersh` -> refresh), if any is
+    close; `name` is cut first, so a pasted paragraph costs no more than a word."""
+    names = [spec.name for spec in specs]
+    found = difflib.get_close_matches(name[:MAX_ARG_CHARS], names, n=1, cutoff=0.6)
+    return find_spec(specs, found[0]) if found else None

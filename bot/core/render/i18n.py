@@ -469,6 +469,15 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "Unknown command {command}; see `/digest help`.",
         "zh": "未知命令 {command}；请查看 `/digest help`。",
     },
+    "commands.refused.did-you-mean": {
+        "en": "Did you mean {command}?",
+        "zh": "您是想输入 {command} 吗？",
+    },
+    "commands.refused.known": {
+        "en": "Known after `/digest`: {known}.",
+        "zh": "`/digest` 之后可用：{known}。",
+    },
+    "commands.list-separator": {"en": ", ", "zh": "、"},
     "commands.refused.write-only": {
         "en": "{command} needs write access; ask a maintainer to run it.",
         "zh": "{command} 需要写权限；请让维护者来执行。",

@@ -93,7 +93,7 @@ def _parts(parser: Parser, name: str, source: YamlSource) -> _Parts:
         _Shape.model_validate(data)
         refused: list[Loc] = []
     except ValidationError as exc:
-        refused = parser.record(exc, name, source, None)
+        refused = parser.record(exc, _Shape, name, source, None)
     # An error at (key,) refuses the part (an unknown key, not a list or mapping), one at
     # (key, i, ...) the item i of a list; any error inside routing or risks, all of it.
     whole = {loc[0] for loc in refused if len(loc) == 1 or loc[0] in ("routing", "risks")}

@@ -50,17 +50,27 @@ def _stem(name: str) -> str:
     return PurePosixPath(name).stem
 
 
-def _describe(error: Any, prefix: Loc = ()) -> tuple[Loc, str]:
+def _describe(error: Any, model: type[BaseModel], prefix: Loc = ()) -> tuple[Loc, str]:
     """(location of the node to blame, message) for one pydantic error; the message
     names the key path from the file's top (`prefix` + the error's own location)."""
     loc: Loc = tuple(error["loc"])
     kind = error["type"]
     if kind == "extra_forbidden":
-        return loc, _at(prefix + loc[:-1], f"unknown key {loc[-1]!r}")
+        return loc, _at(prefix + loc[:-1], f"unknown key {loc[-1]!r}{_meant(model, loc)}")
     if kind == "missing":
         return loc[:-1], _at(prefix + loc[:-1], f"missing required key {loc[-1]!r}")
     message = str(error["msg"]).removeprefix("Value error, ")
     return loc, _at(prefix + loc, message)
+
+
+def _meant(model: type[BaseModel], loc: Loc) -> str:
+    """` (did you mean 'routing'?)` after an unknown key close to one the schema allows
+    at that place; empty when none is close."""
+    from bot.core.rules.suggest import allowed_keys, nearest
+
+    key = loc[-1]
+    meant = nearest(key, allowed_keys(model, loc[:-1])) if isinstance(key, str) else None
+    return f" (did you mean {meant!r}?)" if meant else ""
 
 
 def _at(loc: Loc, message: str) -> str:
@@ -112,12 +122,13 @@ class Parser:
         try:
             return model.model_validate(source.data)
         except ValidationError as exc:
-            self.record(exc, name, source, rule, prefix)
+            self.record(exc, model, name, source, rule, prefix)
             return None
 
     def record(
         self,
         exc: ValidationError,
+        model: type[BaseModel],
         name: str,
         source: YamlSource,
         rule: str | None,
@@ -126,7 +137,7 @@ class Parser:
         """Every error of `exc` as a problem at its own line; the locations refused."""
         refused: list[Loc] = []
         for error in exc.errors():
-            loc, message = _describe(error, prefix)
+            loc, message = _describe(error, model, prefix)
             self.problem(name, line_of(source.root, loc), rule, message)
             refused.append(tuple(error["loc"]))
         return refused

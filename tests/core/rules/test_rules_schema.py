@@ -56,7 +56,7 @@ def test_minimal_area_loads_with_defaults() -> None:
         ),
         pytest.param(
             area(match="  pathz: [a]"),
-            "compile.yaml:6: rule 'compile': match: unknown key 'pathz'",
+            "compile.yaml:6: rule 'compile': match: unknown key 'pathz' (did you mean 'paths'?)",
             id="unknown-nested-key",
         ),
         pytest.param(
@@ -169,7 +169,7 @@ def test_ignored_files_do_not_count_and_version_tracks_used_files() -> None:
 def test_bad_fixture_directory_reports_every_problem() -> None:
     found = check_rules(Path(__file__).resolve().parents[2] / "fixtures" / "rules_bad")
     assert found == [
-        "compile.yaml:7: rule 'compile': match: unknown key 'pathz'",
+        "compile.yaml:7: rule 'compile': match: unknown key 'pathz' (did you mean 'paths'?)",
         "compile.yaml:9: rule 'compile': routing.labels.0: label 'no-such-label' has no pool "
         "in routing.yaml",
         "docs.yaml:5: rule 'docs': match.title: invalid regex '([': "
