@@ -53,6 +53,9 @@ class CiStepRef(BaseModel):
     nightly: bool = False
     optional: bool = False
     matched: tuple[str, ...] = ()  # the dependency entries that reached it
+    # How many steps of the pipeline list the least shared of those entries; 0 unknown.
+    # A step only a widely shared entry reaches (`vllm/config/`) is not this change's own.
+    shared_by: int = 0
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
