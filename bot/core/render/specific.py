@@ -100,12 +100,26 @@ def value_line(change: ValueChange, lang: Lang) -> str:
     return t(lang, "value.change", entity=entity, before=before, after=after)
 
 
+def _distinct(notes: tuple[StructureNote, ...]) -> list[StructureNote]:
+    """At most MAX_STRUCTURE_SHOWN; a sweep's replacement said again for another
+    function (the same `ValueError` → `VLLMValidationError` in four) left out: judged a
+    repeat. The same error newly raised in two functions is two rejections to check."""
+    shown: list[StructureNote] = []
+    said: set[tuple[str, tuple[str, ...]]] = set()
+    for note in notes:
+        if note.kind.endswith("-changed") and (note.kind, note.details) in said:
+            continue
+        said.add((note.kind, note.details))
+        shown.append(note)
+    return shown[:MAX_STRUCTURE_SHOWN]
+
+
 def check_lines(digest: Digest) -> Iterator[str]:
     """At most MAX_CHECK_LINES: decisions, structure, changed values."""
     lang = digest.lang
     yield from [
         *(f"- {decision_line(d, lang)}" for d in digest.decisions[:MAX_DECISIONS_SHOWN]),
-        *(f"- {structure_line(n, lang)}" for n in digest.structure[:MAX_STRUCTURE_SHOWN]),
+        *(f"- {structure_line(n, lang)}" for n in _distinct(digest.structure)),
         *(f"- {value_line(c, lang)}" for c in digest.value_changes[:MAX_VALUES_SHOWN]),
     ][:MAX_CHECK_LINES]
 

@@ -161,3 +161,13 @@ def test_json_carries_the_specific_findings() -> None:
     assert data["structure"] == []
     assert data["mentions"] == []
     assert data["value_changes"] == []
+
+
+def test_a_sweep_replacing_one_error_is_shown_once_two_new_rejections_twice() -> None:
+    sweep = tuple(
+        StructureNote("f.py", f"g{i}", "raise-changed", ("ValueError", "VLLMValidationError"))
+        for i in range(3)
+    )
+    new = tuple(StructureNote("f.py", f"h{i}", "raise-added", ("ValueError",)) for i in range(2))
+    lines = list(check_lines(_digest(structure=(*sweep, *new))))
+    assert [line.split(":")[0] for line in lines] == ["- `g0`", "- `h0`", "- `h1`"]
