@@ -12,7 +12,13 @@ from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
 from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
-from bot.core.repo_config.pipeline import CiStep, Pipeline, StepMatch, select_steps
+from bot.core.repo_config.pipeline import (
+    CiStep,
+    Pipeline,
+    StepMatch,
+    is_test_file,
+    select_steps,
+)
 
 TEST_AREAS_DIR = ".buildkite/test_areas/"
 # Mergify labels that say something about the PR's state, not its topic.
@@ -53,10 +59,11 @@ def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLa
 
 
 def _ref(step: CiStep, matched: tuple[str, ...] = (), status: str = "",
-         shared_by: int = 0) -> CiStepRef:
+         shared_by: int = 0, runs_changed_tests: bool = False) -> CiStepRef:
     return CiStepRef(label=step.label, key=step.key, file=step.file, device=step.device,
                      gpus=step.gpus, nightly=step.nightly, optional=step.optional,
-                     matched=matched, status=status, shared_by=shared_by)
+                     matched=matched, status=status, shared_by=shared_by,
+                     runs_changed_tests=runs_changed_tests)
 
 
 def _refs(pipeline: Pipeline, matches: tuple[StepMatch, ...],
@@ -64,7 +71,8 @@ def _refs(pipeline: Pipeline, matches: tuple[StepMatch, ...],
     known = status_of or {}
     return tuple(
         _ref(m.step, m.matched, known.get(m.step, ""),
-             min((pipeline.listed_by(e) for e in m.matched), default=0))
+             min((pipeline.listed_by(e) for e in m.matched), default=0),
+             m.narrow and any(is_test_file(f) for f in m.files))
         for m in matches
     )
 

@@ -143,3 +143,35 @@ def test_an_optional_step_only_a_shared_folder_reaches_is_not_named() -> None:
     assert "1 optional step" in line
     # Through `vllm/v1/` alone nothing of this change's own waits: no line at all.
     assert _not_run("vllm/v1/worker/runner.py") == []
+
+
+def _reached(*paths: str) -> str:
+    config = RepoConfig(source="base", pipeline=parse_pipeline({
+        **SHARED,
+        ".buildkite/test_areas/sampler.yaml":
+            "steps:\n- {label: Samplers, key: samplers,"
+            " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/]}\n"
+            "- {label: Long name nobody shares, key: long,"
+            " source_file_dependencies: [vllm/v1/sample/ops/topk_topp_sampler.py]}\n",
+    }))
+    facts = FACTS.model_copy(update={"files": tuple(
+        ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
+    (line,) = [x for x in ci_lines(build_digest(facts, RULES, "en", repo_config=config))
+               if x.startswith("- CI to run")]
+    return line
+
+
+def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
+    line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
+    # Samplers runs the changed test: first, before the step a longer entry reaches.
+    assert line.index("Samplers") < line.index("Long name nobody shares")
+    # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
+    assert "Shared" not in line
+    assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
+
+
+def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
+    line = _reached("vllm/v1/worker/runner.py")
+    assert line == ("- CI to run: 19 steps through its paths, each reached only through "
+                    "paths many steps share (`vllm/v1/`); none is tied to a test this PR "
+                    "changes")
