@@ -65,10 +65,13 @@ class CiStepRef(BaseModel):
     @property
     def directness(self) -> tuple[int, int, int]:
         """How directly the step exercises the change, smallest first: it runs a changed
-        test; then the fewer steps share the entry that reached it; then the longer that
-        entry (a step reached through a folder dozens of steps list comes last)."""
+        test (the longer the entry, the closer: `tests/v1/engine/` before `tests/v1/`);
+        then the fewer steps share the entry that reached it, then the longer that entry
+        (a step reached through a folder dozens of steps list comes last)."""
         shared = self.shared_by if self.shared_by > 0 else 1 << 30
-        return (0 if self.runs_changed_tests else 1, shared, -self.specificity)
+        if self.runs_changed_tests:
+            return (0, -self.specificity, shared)
+        return (1, shared, -self.specificity)
 
     @property
     def specificity(self) -> int:
