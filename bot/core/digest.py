@@ -39,6 +39,7 @@ from bot.core.vocabulary import (
     Note,
     Reviewers,
     RoutingOutcome,
+    Symbol,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +50,14 @@ if TYPE_CHECKING:
 MAX_START_FILES = 3
 # Where a reader would not start: tests, docs, CI and packaging.
 _NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
+
+
+def _new_symbols(symbols: tuple[Symbol, ...]) -> frozenset[tuple[str, str]]:
+    """(file, name) of what the patch adds, unless the same name is also changed there
+    (two classes' `__init__`, one new and one edited)."""
+    changed = {(s.file, s.name) for s in symbols if s.change != "added"}
+    return frozenset((s.file, s.name) for s in symbols
+                     if s.change == "added" and (s.file, s.name) not in changed)
 
 
 def build_digest(
@@ -112,7 +121,7 @@ def build_digest(
         removed_files=removed_files(facts.files),
         mentions=mentions,
         decisions=harvest_decisions(facts.body, mentions),
-        structure=read_structure(facts.files),
+        structure=read_structure(facts.files, new_symbols=_new_symbols(symbols)),
         links=_linked(linked_work(facts), conversation.linked if conversation else ()),
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),

@@ -53,9 +53,25 @@ class CiStepRef(BaseModel):
     nightly: bool = False
     optional: bool = False
     matched: tuple[str, ...] = ()  # the dependency entries that reached it
+    # How many steps of the pipeline list the least shared of those entries; 0 unknown.
+    # A step only a widely shared entry reaches (`vllm/config/`) is not this change's own.
+    shared_by: int = 0
+    # A test file the PR changes is under one of `matched`: the step runs this PR's tests.
+    runs_changed_tests: bool = False
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
+
+    @property
+    def directness(self) -> tuple[int, int, int]:
+        """How directly the step exercises the change, smallest first: it runs a changed
+        test (the longer the entry, the closer: `tests/v1/engine/` before `tests/v1/`);
+        then the fewer steps share the entry that reached it, then the longer that entry
+        (a step reached through a folder dozens of steps list comes last)."""
+        shared = self.shared_by if self.shared_by > 0 else 1 << 30
+        if self.runs_changed_tests:
+            return (0, -self.specificity, shared)
+        return (1, shared, -self.specificity)
 
     @property
     def specificity(self) -> int:

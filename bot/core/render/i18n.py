@@ -315,6 +315,12 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
                                     "zh": "另有 {count:,} 个，位于 1 个任务文件"},
     "render.ci.broad": {"en": "+{count:,} more through {through}",
                         "zh": "另有 {count:,} 个经由 {through}"},
+    "render.ci.shared": {"en": "+{count:,} more only through paths many steps share ({through})",
+                         "zh": "另有 {count:,} 个仅经由许多步骤共用的路径（{through}）"},
+    "render.ci.all_shared": {
+        "en": "each reached only through paths many steps share ({through}); none is tied "
+              "to a test this PR changes",
+        "zh": "每个都仅经由许多步骤共用的路径（{through}）触发；没有步骤与本 PR 改动的测试对应"},
     "render.ci.docs_only": {"en": "none (docs-only change)", "zh": "无（仅文档改动）"},
     "render.ci.run_all": {"en": "every step (a path matches the pipeline's run-all patterns)",
                           "zh": "全部步骤（有路径匹配流水线的 run-all 规则）"},

@@ -12,7 +12,13 @@ from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
 from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
-from bot.core.repo_config.pipeline import CiStep, Pipeline, StepMatch, select_steps
+from bot.core.repo_config.pipeline import (
+    CiStep,
+    Pipeline,
+    StepMatch,
+    is_test_file,
+    select_steps,
+)
 
 TEST_AREAS_DIR = ".buildkite/test_areas/"
 # Mergify labels that say something about the PR's state, not its topic.
@@ -52,16 +58,23 @@ def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLa
     )
 
 
-def _ref(step: CiStep, matched: tuple[str, ...] = (), status: str = "") -> CiStepRef:
+def _ref(step: CiStep, matched: tuple[str, ...] = (), status: str = "",
+         shared_by: int = 0, runs_changed_tests: bool = False) -> CiStepRef:
     return CiStepRef(label=step.label, key=step.key, file=step.file, device=step.device,
                      gpus=step.gpus, nightly=step.nightly, optional=step.optional,
-                     matched=matched, status=status)
+                     matched=matched, status=status, shared_by=shared_by,
+                     runs_changed_tests=runs_changed_tests)
 
 
-def _refs(matches: tuple[StepMatch, ...],
+def _refs(pipeline: Pipeline, matches: tuple[StepMatch, ...],
           status_of: dict[CiStep, str] | None = None) -> tuple[CiStepRef, ...]:
     known = status_of or {}
-    return tuple(_ref(m.step, m.matched, known.get(m.step, "")) for m in matches)
+    return tuple(
+        _ref(m.step, m.matched, known.get(m.step, ""),
+             min((pipeline.listed_by(e) for e in m.matched), default=0),
+             m.narrow and any(is_test_file(f) for f in m.files))
+        for m in matches
+    )
 
 
 def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
@@ -73,13 +86,13 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
     read = read_head(pipeline.steps, head) if head is not None else None
     status_of = read.status_of if read else None
     return CiPlan(
-        steps=_refs(selection.narrow, status_of),
+        steps=_refs(pipeline, selection.narrow, status_of),
         broad_count=selection.broad_count,
         broad_through=selection.broad_through,
         run_all=selection.run_all,
         docs_only=selection.docs_only,
-        nightly=_refs(selection.nightly, status_of),
-        optional=_refs(selection.optional, status_of),
+        nightly=_refs(pipeline, selection.nightly, status_of),
+        optional=_refs(pipeline, selection.optional, status_of),
         tests_without_step=selection.tests_without_step,
         source=source,
         run=read.run if read else None,

@@ -313,7 +313,21 @@ def test_a_posted_table_of_numbers_clears_it_and_one_row_does_not() -> None:
 def test_a_debug_helper_is_not_production_numerics_code() -> None:
     compile_area = _area("compile", ("vllm/utils/gpu_sync_debug.py",))
     helper = _patched("vllm/utils/gpu_sync_debug.py", "    out = torch.empty_like(x).copy_(x)")
-    assert "missing-gpu-eval" not in _risks((helper,), SILENT, (compile_area,))
+    admitted = SILENT + "TBD\n"
+    assert "missing-gpu-eval" not in _risks((helper,), admitted, (compile_area,))
     real = _patched("vllm/utils/gpu_sync.py", "    out = torch.empty_like(x).copy_(x)")
     area = _area("compile", ("vllm/utils/gpu_sync.py",))
-    assert "missing-gpu-eval" in _risks((real,), SILENT, (area,))
+    assert _risks((real,), admitted, (area,))["missing-gpu-eval"].severity == "high"
+
+
+def test_compute_outside_kernel_and_model_code_asks_for_an_evaluation_only_collapsed() -> None:
+    # Read compute lines in a numerics area's other file, nothing admitted: low, so the
+    # visible ask is the empty Test Result (missing-test-results) instead.
+    area = _area("compile", ("vllm/utils/gpu_sync.py",))
+    real = _patched("vllm/utils/gpu_sync.py", "    out = torch.empty_like(x).copy_(x)")
+    risks = _risks((real,), SILENT, (area,))
+    assert "missing-gpu-eval" not in risks
+    assert risks["missing-test-results"].severity == "medium"
+    # The same line in kernel code still asks for it, visibly.
+    moe = _patched(MOE, "    out = torch.softmax(logits.float(), dim=-1)")
+    assert _risks((moe,), SILENT)["missing-gpu-eval"].severity == "medium"

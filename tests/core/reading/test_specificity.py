@@ -529,3 +529,46 @@ def test_a_link_to_the_pr_itself_is_not_linked_work() -> None:
     # Another repository's #57042 is another PR.
     other = find_links("x", "see https://github.com/a/b/pull/57042", "o/r", 57042)
     assert [(link.repo, link.number) for link in other] == [("a/b", 57042)]
+
+
+def test_a_rewrapped_call_still_passes_its_keyword() -> None:
+    rewrapped = _patch(
+        "vllm/q.py",
+        "-        w = torch.ones(n, dtype=torch.float32)",
+        "+        w = torch.ones(",
+        "+            n, device=d,",
+        "+            dtype=torch.float32)",
+        header="def create_weights(self):",
+    )
+    assert read_structure([rewrapped]) == ()
+    dropped = _patch(
+        "vllm/q.py",
+        "-        w = torch.ones(n, dtype=torch.float32)",
+        "+        w = torch.ones(",
+        "+            n, device=d)",
+        header="def create_weights(self):",
+    )
+    assert [(n.symbol, n.kind, n.details) for n in read_structure([dropped])] == [
+        ("create_weights", "kwarg-removed", ("dtype",))
+    ]
+
+
+def test_no_note_compares_code_the_base_does_not_have_with_the_base() -> None:
+    raising = ("+    if not x:", "+        raise ValueError('empty')")
+    # A new file, or a test's stub raising on purpose: nothing "used to continue".
+    new_file = _patch("vllm/new.py", *raising, header="def check(x):")
+    new_file = new_file.model_copy(update={"status": "added"})
+    stub = _patch("tests/test_x.py", *raising, header="def fake_fn(x):")
+    assert read_structure([new_file, stub]) == ()
+    # The same raise in an existing file's function is a new rejection to check.
+    old_file = _patch("vllm/old.py", *raising, header="def check(x):")
+    assert [(n.symbol, n.kind) for n in read_structure([old_file])] == [
+        ("check", "raise-added")]
+    # A decorator on a function the patch adds was not "added" to anything.
+    decorated = _patch("vllm/d.py", "+@contextmanager", "+def timed():", "+    yield")
+    assert [n.kind for n in read_structure([decorated])] == ["decorator-added"]
+    assert read_structure([decorated], new_symbols=frozenset({("vllm/d.py", "timed")})) == ()
+    # A new assert asks about new code as well as old.
+    guarded = _patch("vllm/g.py", "+    assert self.m is not None", header="def run(self):")
+    assert [n.kind for n in read_structure(
+        [guarded], new_symbols=frozenset({("vllm/g.py", "run")}))] == ["assert-added"]

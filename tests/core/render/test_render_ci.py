@@ -111,3 +111,67 @@ def test_a_blocked_build_without_the_h200_step_is_a_risk() -> None:
     risk = {r.id: r for r in digest(BLOCKED).risks}["relevant-ci-not-run"]
     assert risk.severity == "medium"
     assert "V1 KV Offload (H200 MIG 35GB): not run" in risk_evidence(risk, "en")
+
+
+# Twenty steps share `vllm/v1/`; one optional step also lists `vllm/v1/spec_decode/`.
+SHARED = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/e2e.yaml": "steps:\n" + "".join(
+        f"- {{label: Shared {n}, key: shared-{n}, source_file_dependencies: [vllm/v1/]}}\n"
+        for n in range(19)
+    ) + "- {label: V1 e2e (2 GPUs), key: e2e-2, optional: true,"
+        " source_file_dependencies: [vllm/v1/]}\n"
+        "- {label: Acceptance Length, key: al, optional: true,"
+        " source_file_dependencies: [vllm/v1/, vllm/v1/spec_decode/]}\n",
+}
+
+
+def _not_run(path: str) -> list[str]:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(SHARED))
+    facts = FACTS.model_copy(update={"files": (ChangedFile(filename=path, additions=1,
+                                                           patch="@@ -1 +1 @@\n+x\n"),)})
+    d = build_digest(facts, RULES, "en", repo_config=config)
+    return [line for line in ci_lines(d) if line.startswith("- Not in this PR's build")]
+
+
+def test_an_optional_step_only_a_shared_folder_reaches_is_not_named() -> None:
+    # Its own folder reaches Acceptance Length: named; the shared `vllm/v1/` alone
+    # reaches V1 e2e: left to the collapsed list.
+    (line,) = _not_run("vllm/v1/spec_decode/eagle.py")
+    assert "Acceptance Length" in line
+    assert "V1 e2e" not in line
+    assert "1 optional step" in line
+    # Through `vllm/v1/` alone nothing of this change's own waits: no line at all.
+    assert _not_run("vllm/v1/worker/runner.py") == []
+
+
+def _reached(*paths: str) -> str:
+    config = RepoConfig(source="base", pipeline=parse_pipeline({
+        **SHARED,
+        ".buildkite/test_areas/sampler.yaml":
+            "steps:\n- {label: Samplers, key: samplers,"
+            " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/]}\n"
+            "- {label: Long name nobody shares, key: long,"
+            " source_file_dependencies: [vllm/v1/sample/ops/topk_topp_sampler.py]}\n",
+    }))
+    facts = FACTS.model_copy(update={"files": tuple(
+        ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
+    (line,) = [x for x in ci_lines(build_digest(facts, RULES, "en", repo_config=config))
+               if x.startswith("- CI to run")]
+    return line
+
+
+def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
+    line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
+    # Samplers runs the changed test: first, before the step a longer entry reaches.
+    assert line.index("Samplers") < line.index("Long name nobody shares")
+    # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
+    assert "Shared" not in line
+    assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
+
+
+def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
+    line = _reached("vllm/v1/worker/runner.py")
+    assert line == ("- CI to run: 19 steps through its paths, each reached only through "
+                    "paths many steps share (`vllm/v1/`); none is tied to a test this PR "
+                    "changes")

@@ -90,30 +90,26 @@ def test_structure_lines(note: StructureNote, en: str, zh: str) -> None:
     assert structure_line(note, "zh") == zh
 
 
-def test_what_to_check_prefers_specific_findings_over_standing_questions() -> None:
+def test_what_to_check_shows_specific_findings_and_no_area_question() -> None:
+    # Blind judges called every area question shown here noise (standing and
+    # triggered alike); the questions stay in the JSON.
     digest = _digest(
         decisions=(Decision("We keep `f` because callers rely on it.", "f", "a/x.py", 4),),
         structure=(StructureNote("b/y.py", "h", "kwarg-removed", ("layer_name",)),),
         value_changes=(ValueChange("TeleChat3", "max_model_len", "131,072", "32,768"),),
         areas=(
-            _area("alpha", ("a/x.py",), ("standing alpha?",)),  # decision in its file
-            _area("beta", ("c/z.py",), ("standing beta?", "second beta?")),  # nothing specific
+            _area("beta", ("c/z.py",), ("standing beta?", "second beta?")),
             _area("gamma", ("b/y.py",), ("triggered gamma?",), ("triggered gamma?",)),
-            # Matched by a title word, no file: no code of its own to ask a standing
-            # question about (a triggered one would still show).
-            _area("delta", (), ("standing delta?",)),
-            _area("eps", (), ("standing eps?", "triggered eps?"), ("triggered eps?",)),
         ),
     )
     assert list(check_lines(digest)) == [
         "- `f`: “We keep `f` because callers rely on it.” — author",
         "- `h`: no longer passes `layer_name`",
         "- `max_model_len` for TeleChat3: 131,072 → 32,768; check deployed configs",
-        "- **Beta**: standing beta?",
-        "- **Gamma**: triggered gamma?",
-        # At most five lines: area questions fill the room the specific ones leave
-        # ("triggered eps?" does not fit).
     ]
+    only_questions = _digest(areas=(
+        _area("gamma", ("b/y.py",), ("triggered gamma?",), ("triggered gamma?",)),))
+    assert list(check_lines(only_questions)) == []
 
 
 def test_what_to_check_is_at_most_five_lines_specific_first() -> None:
@@ -165,3 +161,13 @@ def test_json_carries_the_specific_findings() -> None:
     assert data["structure"] == []
     assert data["mentions"] == []
     assert data["value_changes"] == []
+
+
+def test_a_sweep_replacing_one_error_is_shown_once_two_new_rejections_twice() -> None:
+    sweep = tuple(
+        StructureNote("f.py", f"g{i}", "raise-changed", ("ValueError", "VLLMValidationError"))
+        for i in range(3)
+    )
+    new = tuple(StructureNote("f.py", f"h{i}", "raise-added", ("ValueError",)) for i in range(2))
+    lines = list(check_lines(_digest(structure=(*sweep, *new))))
+    assert [line.split(":")[0] for line in lines] == ["- `g0`", "- `h0`", "- `h1`"]

@@ -1253,3 +1253,11 @@ def test_the_selection_agrees_with_the_reference_on_the_real_0_33_to_0_34_diff(
     sets = real_path_sets(real_changes, 60, 25) + [[p] for p in SPECIAL] + [real_changes]
     files = tree_config_files(config)
     assert disagreements(parse_pipeline(files), Reference(files), sets) == []
+
+
+def test_listed_by_counts_the_steps_that_list_an_entry() -> None:
+    steps = pipeline(OPTIONAL)
+    assert steps.listed_by("vllm/lora/") == 2
+    assert steps.listed_by("vllm/lora") == 2  # a trailing `/` is the same entry
+    assert steps.listed_by("vllm/other/") == 1
+    assert steps.listed_by("vllm/nowhere/") == 0

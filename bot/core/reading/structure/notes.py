@@ -211,8 +211,16 @@ def _dropped_kwargs(removed: list[str], added: list[str]) -> list[str]:
     return [
         name
         for name in old
-        if name not in new and _callee_kept(_callees_passing(name, removed), added_text)
+        if name not in new
+        and not _passed_anywhere(name, added_text)
+        and _callee_kept(_callees_passing(name, removed), added_text)
     ]
+
+
+def _passed_anywhere(name: str, text: str) -> bool:
+    """`name=` on any added line: a call re-wrapped over other lines (`dtype=x)` closing
+    it) still passes it."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}[ \t]*=(?!=)", text) is not None
 
 
 def _callees_passing(name: str, lines: list[str]) -> set[str]:

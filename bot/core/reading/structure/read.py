@@ -16,11 +16,11 @@ from whole hunks' text: `structure_whole`; their notes: `structure_whole_notes`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from bot.core.facts import ChangedFile
 from bot.core.reading.specifics import StructureNote
-from bot.core.reading.structure.lines import RANK, SHOWN_ALL
+from bot.core.reading.structure.lines import RANK, SHOWN_ALL, is_test_file
 from bot.core.reading.structure.notes import all_hunk_notes, hunk_notes
 from bot.core.reading.structure.pieces import Hunk, hunks_plain
 from bot.core.reading.structure.whole import WholeHunk, readings
@@ -29,13 +29,44 @@ from bot.core.reading.structure.whole_notes import whole_hunk_notes
 MAX_NOTES = 6
 _MAX_PATCH_LINES = 20_000
 _PY_SUFFIXES = (".py", ".pyi")
+# Kinds that compare a function with the base ("no longer passes ...", "condition
+# changed from ..."): of code the base does not have, a file or a function the PR adds,
+# they say something false. "now raises ...; where it used to continue?" is judged
+# wrong in a new file or a test's stub (raising on purpose), yet useful as often as not
+# on a new function of an existing file (it points at a new rejection); "new assert;
+# can callers reach it?" asks about new code as well as old.
+_AGAINST_BASE = frozenset({
+    "reordered", "condition", "raise-removed", "raise-changed", "assert-removed",
+    "assert-changed", "decorator-added", "decorator-removed", "kwarg-removed",
+})
+
+
+def _new_code(
+    files: Sequence[ChangedFile], new_symbols: frozenset[tuple[str, str]]
+) -> Callable[[StructureNote], bool]:
+    """Whether a note compares with the base code the base does not have (see
+    _AGAINST_BASE)."""
+    new_files = {f.filename for f in files if f.status == "added"}
+
+    def about_new(note: StructureNote) -> bool:
+        if note.kind == "raise-added":
+            return note.file in new_files or is_test_file(note.file)
+        if note.kind not in _AGAINST_BASE:
+            return False
+        return note.file in new_files or (note.file, note.symbol) in new_symbols
+
+    return about_new
 
 
 def read_structure(
-    files: Sequence[ChangedFile], limit: int = MAX_NOTES
+    files: Sequence[ChangedFile], limit: int = MAX_NOTES,
+    new_symbols: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[StructureNote, ...]:
-    """Structural notes over all Python patches, most telling first, one per (function, kind)."""
+    """Structural notes over all Python patches, most telling first, one per (function,
+    kind); none comparing with the base about code the PR adds (`new_symbols`: (file,
+    name) of the functions and classes it adds)."""
     kept = _Kept(limit)
+    about_new = _new_code(files, new_symbols)
     budget = _MAX_PATCH_LINES
     for changed in files:
         if not changed.patch or not changed.filename.endswith(_PY_SUFFIXES):
@@ -43,7 +74,8 @@ def read_structure(
         for reading in readings(changed.filename, changed.patch, budget):
             budget -= reading.cost
             for note in _reading_notes(reading, kept.below):
-                kept.add(note)
+                if not about_new(note):
+                    kept.add(note)
         if budget <= 0:
             break
     return kept.shown()
@@ -56,9 +88,11 @@ def _reading_notes(reading: Hunk | WholeHunk, below: int) -> Iterator[StructureN
 
 
 def _read_structure_plain(
-    files: Sequence[ChangedFile], limit: int = MAX_NOTES
+    files: Sequence[ChangedFile], limit: int = MAX_NOTES,
+    new_symbols: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[StructureNote, ...]:
     """`read_structure`'s definition: every piece read line by line, asked everything."""
+    about_new = _new_code(files, new_symbols)
     notes: list[StructureNote] = []
     seen: set[tuple[str, str, str]] = set()
     budget = _MAX_PATCH_LINES
@@ -68,6 +102,8 @@ def _read_structure_plain(
         for hunk in hunks_plain(changed.filename, changed.patch, budget):
             budget -= hunk.size + 1
             for note in all_hunk_notes(hunk):
+                if about_new(note):
+                    continue
                 key = (note.file, note.symbol, note.kind)
                 if key not in seen:
                     seen.add(key)
