@@ -60,7 +60,12 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     assert corpus["all"]["prs"] == len(list(CORPUS.glob("pr*.json")))
     assert corpus["tuned"]["prs"] + corpus["held_out"]["prs"] == corpus["all"]["prs"]
     assert data["real"]["prs"] == 25
-    assert data["real, held out"]["unjudged_total"] == 0  # judged when added
+    # The self-judged sets are frozen (issue 44): the blind corpus judges those PRs now, so
+    # a digest change leaves their old verdicts unjudged there rather than failing here.
+    assert 0 <= data["real, held out"]["unjudged_total"]
+    for part in ("tuned", "held_out", "all"):
+        figures = corpus[part]
+        assert 0 <= figures["unjudged_visible"] <= figures["visible_items"]
     assert data["tune"]["cases"] + data["holdout"]["cases"] == data["all"]["cases"]
 
 
