@@ -62,7 +62,6 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     assert data["real"]["prs"] == 25
     # The self-judged sets are frozen (issue 44): the blind corpus judges those PRs now, so
     # a digest change leaves their old verdicts unjudged there rather than failing here.
-    assert 0 <= data["real, held out"]["unjudged_total"]
     for part in ("tuned", "held_out", "all"):
         figures = corpus[part]
         assert 0 <= figures["unjudged_visible"] <= figures["visible_items"]
