@@ -22,8 +22,8 @@ def test_the_view_benchmark_measures_what_it_says(tmp_path: Path) -> None:
     assert {"label view, all PRs", "API first page (50)", "label view, 304 (ETag)"} <= set(
         targets)
     assert all(t.median_ms > 0 for t in report.timings)
-    # A 304 skips the store and the template. Pages are cached by ETag now, so a repeated full page can be as quick as a 304; what
-    # a 304 must beat is the first, uncached render.
+    # A 304 skips the store and the template. Pages are cached by ETag now, so a
+    # repeated full page can be as quick as a 304: a 304 must beat the first render.
     assert targets["label view, 304 (ETag)"].min_ms < report.first_page_ms
     # A fresh process served its first page from the file the run stored.
     assert report.first_page_ms > 0
