@@ -390,8 +390,10 @@ def format_report(scores: Sequence[PrScore], *, show_noise: bool = False) -> str
     if stale:
         out += [f"points judged on another digest ({len(stale)}): {' '.join(stale)}"]
     if show_noise:
-        noise = [line for pr in scores for line in pr.noise_items]
-        out += ["", "visible noise items:", *(f"- {line}" for line in noise)]
+        # Only the tuned part: rules are tuned on these lines, and the held-out part must
+        # stay unseen by whoever changes the rules.
+        noise = [line for pr in scores if not pr.holdout for line in pr.noise_items]
+        out += ["", "visible noise items (tuned part only):", *(f"- {line}" for line in noise)]
     return "\n".join(out)
 
 
