@@ -3,7 +3,8 @@
 - `requests OUTDIR [--only prN…] [--lang en|zh] [--model M]`: one request JSON per case
   (`OUTDIR/pr<N>.json`, the exact body the writer would send), built from the digest
   the corpus report renders (bench/corpus/cases.py: the case's event and files, its base
-  release's config, no thread).
+  release's config, no thread), with each changed file's base source read from the
+  release repository (`python -m bench corpus releases`) when it is on this machine.
 - `run --url URL --model M [--only …] [--lang] [--timeout S]`: sends them, verifies each
   reply and reports per PR: items kept, dropped by reason, tokens in/out, latency.
 - `replay DIR [--only …] [--lang] [--out OUTDIR]`: the same from recorded completions
@@ -19,9 +20,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from bench.corpus.cases import CorpusCase, base_config, load_corpus, rules
+from bench.corpus.cut import CutError, ReleaseRepo
+from bench.corpus.releases import cache_dir, repo_dir
 from bot.cli.writer_offline import DRY_RUN_MODEL, request_json
 from bot.core.digest import build_digest
 from bot.core.findings import Digest
@@ -38,11 +42,38 @@ def case_digest(case: CorpusCase, lang: Lang) -> Digest:
     return build_digest(case.facts, rules(), lang, repo_config=base_config(case.base_release))
 
 
+@cache
+def _release_repo() -> ReleaseRepo | None:
+    try:
+        return ReleaseRepo(repo_dir(cache_dir()))
+    except CutError:
+        return None
+
+
+def base_files(case: CorpusCase) -> dict[str, str]:
+    """Each changed file's text at the case's base release, as the service reads it from
+    the base commit; empty when the release repository is not on this machine (the packet
+    then says no base source was given)."""
+    repo = _release_repo()
+    if repo is None:
+        return {}
+    found = {}
+    for changed in case.facts.files:
+        path = changed.previous_filename or changed.filename
+        try:
+            text = repo.text(case.base_release, path)
+        except CutError:
+            continue
+        if text is not None:
+            found[path] = text
+    return found
+
+
 def case_request(
     case: CorpusCase, lang: Lang, model: str, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> tuple[Digest, Packet, WriterRequest]:
     digest = case_digest(case, lang)
-    packet = build_packet(digest, case.facts)
+    packet = build_packet(digest, case.facts, base_files=base_files(case))
     return digest, packet, build_request(packet, model, lang, max_tokens)
 
 
