@@ -476,6 +476,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--noise-items", action="store_true", help="list every visible item judged noise"
     )
     parser.add_argument(
+        "--writer", type=Path, metavar="DIR", nargs="?", const=None, default=False,
+        help="also report the written digests of the recorded completions in DIR (default "
+             "tests/fixtures/writer/completions), judged in bench/judged/writer, beside the "
+             "plain ones",
+    )
+    parser.add_argument(
         "--self-judged", action="store_true",
         help="also print the older real-patch report judged by the rules' author (not blind)",
     )
@@ -490,6 +496,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(quality_corpus.format_report(scores, show_noise=args.noise_items))
     print()
     result: dict[str, Any] = {"corpus": quality_corpus.summary(scores)}
+    if args.writer is not False:
+        from bench.corpus.written import COMPLETIONS, WRITER_JUDGED, renderer
+
+        directory = args.writer or COMPLETIONS
+        recorded = {path.stem for path in directory.glob("pr*.json")}
+        cases = [case for case in load_corpus() if case.name in recorded]
+        try:
+            written_judgements = quality_corpus.load_judgements(WRITER_JUDGED)
+        except quality_corpus.JudgementError as error:
+            print(f"bench quality: {error}", file=sys.stderr)
+            return 2
+        plain = [score for score in scores if score.name in recorded]
+        written = quality_corpus.measure(cases, written_judgements, renderer(directory))
+        print(f"## the writer (issue 41): {len(cases)} PRs with a recorded completion "
+              f"in {directory}, plain vs written")
+        print()
+        print(quality_corpus.format_side_by_side(plain, written))
+        print()
+        result["writer"] = {"plain": quality_corpus.summary(plain),
+                            "written": quality_corpus.summary(written)}
     if args.self_judged:
         config = _repo_config(args.real_config)
         real = run_real(rules, config)

@@ -20,61 +20,16 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from bench.corpus.cases import CorpusCase, base_config, load_corpus, rules
-from bench.corpus.cut import CutError, ReleaseRepo
-from bench.corpus.releases import cache_dir, repo_dir
+from bench.corpus.cases import load_corpus
+from bench.corpus.written import case_request
 from bot.cli.writer_offline import DRY_RUN_MODEL, request_json
-from bot.core.digest import build_digest
-from bot.core.findings import Digest
 from bot.core.render.comment import render_digest
 from bot.core.vocabulary import Lang
-from bot.core.writer.packet import Packet, build_packet
-from bot.core.writer.request import DEFAULT_MAX_TOKENS, WriterRequest, build_request
 from bot.core.writer.result import WriterResult
 from bot.core.writer.verify import verify
 from bot.writer.client import Endpoint, write
-
-
-def case_digest(case: CorpusCase, lang: Lang) -> Digest:
-    return build_digest(case.facts, rules(), lang, repo_config=base_config(case.base_release))
-
-
-@cache
-def _release_repo() -> ReleaseRepo | None:
-    try:
-        return ReleaseRepo(repo_dir(cache_dir()))
-    except CutError:
-        return None
-
-
-def base_files(case: CorpusCase) -> dict[str, str]:
-    """Each changed file's text at the case's base release, as the service reads it from
-    the base commit; empty when the release repository is not on this machine (the packet
-    then says no base source was given)."""
-    repo = _release_repo()
-    if repo is None:
-        return {}
-    found = {}
-    for changed in case.facts.files:
-        path = changed.previous_filename or changed.filename
-        try:
-            text = repo.text(case.base_release, path)
-        except CutError:
-            continue
-        if text is not None:
-            found[path] = text
-    return found
-
-
-def case_request(
-    case: CorpusCase, lang: Lang, model: str, max_tokens: int = DEFAULT_MAX_TOKENS
-) -> tuple[Digest, Packet, WriterRequest]:
-    digest = case_digest(case, lang)
-    packet = build_packet(digest, case.facts, base_files=base_files(case))
-    return digest, packet, build_request(packet, model, lang, max_tokens)
 
 
 def write_requests(out: Path, only: Sequence[str], lang: Lang, model: str) -> list[Path]:

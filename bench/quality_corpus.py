@@ -20,14 +20,14 @@ part of the corpus (tuned, held out) and split by area (`areas_truth`) and by it
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bench.corpus.cases import CorpusCase, digest_document, render_case, sha256
+from bench.corpus.cases import CorpusCase, Rendered, digest_document, render_case, sha256
 from bench.corpus.items import KIND_NAMES, KINDS, Item, split_items
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -397,11 +397,30 @@ def format_report(scores: Sequence[PrScore], *, show_noise: bool = False) -> str
     return "\n".join(out)
 
 
-def measure(cases: Sequence[CorpusCase], judgements: Mapping[int, Judgement]) -> list[PrScore]:
-    """Each case's digest today, scored against its blind judgement."""
+def format_side_by_side(plain: Sequence[PrScore], written: Sequence[PrScore]) -> str:
+    """The same PRs' plain and written digests, each part apart (tuned, held out, all).
+    Each variant's recall is against the points its own blind judges set down before
+    reading it."""
+    out = []
+    for name, keep in (("tuned", False), ("held out", True), ("all", None)):
+        pick = [pr for pr in plain if keep is None or pr.holdout == keep]
+        if not pick:
+            continue
+        names = {pr.name for pr in pick}
+        out.append(f"- {name}, plain: {headline(figures(pick))}")
+        out.append(f"- {name}, written: "
+                   f"{headline(figures(pr for pr in written if pr.name in names))}")
+    out += ["", "### written: by item kind (all)", "", *kind_table(figures(written))]
+    return "\n".join(out)
+
+
+def measure(cases: Sequence[CorpusCase], judgements: Mapping[int, Judgement],
+            render: Callable[[CorpusCase], Rendered] = render_case) -> list[PrScore]:
+    """Each case's digest today (`render`: another variant of it, e.g. with the writer's
+    recorded completions), scored against its blind judgement."""
     scores = []
     for case in cases:
-        rendered = render_case(case)
+        rendered = render(case)
         scores.append(
             score_pr(
                 case.name,

@@ -134,7 +134,8 @@ def _import(args: argparse.Namespace) -> int:
 def _packets(args: argparse.Namespace) -> int:
     from bench.corpus.packets import write_packets
 
-    written = write_packets(args.out_dir, only=set(args.only or ()), rejudge=args.rejudge)
+    written = write_packets(args.out_dir, only=set(args.only or ()), rejudge=args.rejudge,
+                            writer=args.writer)
     print(f"{len(written)} packets in {args.out_dir}")
     return 0
 
@@ -145,19 +146,26 @@ def _merge(args: argparse.Namespace) -> int:
     from bench.corpus.cases import load_corpus, render_case
     from bench.corpus.items import split_items
     from bench.corpus.rejudge import merge
+    from bench.corpus.written import WRITER_JUDGED, renderer
     from bench.quality_corpus import JUDGED_DIR, JudgementError, parse_judgement
 
+    render = render_case if args.writer is None else renderer(args.writer)
+    into = JUDGED_DIR if args.writer is None else WRITER_JUDGED
+    into.mkdir(parents=True, exist_ok=True)
     cases = {case.name: case for case in load_corpus()}
     for path in sorted(Path(args.dir).glob("pr*.yaml")):
         case = cases.get(path.stem)
         if case is None:
             print(f"{path}: no corpus case {path.stem}", file=sys.stderr)
             return 2
-        stored = JUDGED_DIR / path.name
+        stored = into / path.name
+        # A written digest's first judgement carries the plain digest's verdicts on the
+        # items both show (the judge was told they are kept).
+        carried = stored if stored.exists() else JUDGED_DIR / path.name
         try:
             new = yaml.safe_load(path.read_text(encoding="utf-8"))
-            old = yaml.safe_load(stored.read_text(encoding="utf-8")) if stored.exists() else None
-            merged = merge(old, new, split_items(render_case(case).markdown), str(path))
+            old = yaml.safe_load(carried.read_text(encoding="utf-8")) if carried.exists() else None
+            merged = merge(old, new, split_items(render(case).markdown), str(path))
             parse_judgement(merged, str(path))
         except (yaml.YAMLError, JudgementError) as error:
             print(f"{path}: {error}", file=sys.stderr)
@@ -204,11 +212,21 @@ def parser() -> argparse.ArgumentParser:
         "--rejudge", action="store_true",
         help="only the PRs whose digest changed since judged, new items marked JUDGE",
     )
+    packets.add_argument(
+        "--writer", type=Path, metavar="DIR",
+        help="the written digests from the recorded completions in DIR (issue 41), "
+             "judged apart in bench/judged/writer",
+    )
     packets.set_defaults(run=_packets)
     merge = commands.add_parser(
         "merge", help="fold re-judged YAML files (DIR/pr*.yaml) into bench/judged/corpus"
     )
     merge.add_argument("dir", type=Path)
+    merge.add_argument(
+        "--writer", type=Path, metavar="DIR",
+        help="the judgements are of the written digests of DIR's completions: into "
+             "bench/judged/writer",
+    )
     merge.set_defaults(run=_merge)
     return top
 

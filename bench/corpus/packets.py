@@ -9,13 +9,22 @@ by), JUDGE.md (the brief) and sha256.txt. No rules, no digest JSON, no code, no 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.corpus.cases import ROOT, CorpusCase, digest_document, load_corpus, render_case, sha256
+from bench.corpus.cases import (
+    ROOT,
+    CorpusCase,
+    Rendered,
+    digest_document,
+    load_corpus,
+    render_case,
+    sha256,
+)
 from bench.corpus.items import items_markdown, split_items
 from bench.corpus.rejudge import is_stale, to_judge
+from bench.corpus.written import WRITER_JUDGED, renderer
 from bench.quality_corpus import Judgement, load_judgements
 
 BRIEF = ROOT / "bench/judged/JUDGE.md"
@@ -114,10 +123,11 @@ REJUDGE = (
 
 
 def write_packet(case: CorpusCase, out_dir: Path, brief: str,
-                 judgement: Judgement | None = None, *, rejudge: bool = False) -> Path | None:
+                 judgement: Judgement | None = None, *, rejudge: bool = False,
+                 render: Callable[[CorpusCase], Rendered] = render_case) -> Path | None:
     """The packet of one PR; with `rejudge`, only when its digest changed since
     `judgement` (None: nothing to judge again), its new items marked JUDGE."""
-    rendered = render_case(case)
+    rendered = render(case)
     items = split_items(rendered.markdown)
     digest = digest_document(rendered)
     judge: frozenset[int] | None = None
@@ -147,13 +157,24 @@ def write_packet(case: CorpusCase, out_dir: Path, brief: str,
 
 
 def write_packets(out_dir: Path, *, only: set[str], brief_path: Path = BRIEF,
-                  rejudge: bool = False) -> list[Path]:
+                  rejudge: bool = False, writer: Path | None = None) -> list[Path]:
     """One packet per case (`only`: these); with `rejudge`, only the cases whose digest
-    changed since their judgement in bench/judged/corpus, for a re-judge of the new items."""
+    changed since their judgement in bench/judged/corpus, for a re-judge of the new items.
+    With `writer` (a folder of recorded completions), the written digests of the cases
+    that have one, judged apart in bench/judged/writer: items whose text the plain digest
+    shows too keep their verdict from bench/judged/corpus, the written ones are JUDGE."""
     brief = brief_path.read_text(encoding="utf-8")
-    judgements = load_judgements() if rejudge else {}
+    judgements = load_judgements() if rejudge or writer else {}
+    render: Callable[[CorpusCase], Rendered] = render_case
+    if writer is not None:
+        written_judged = load_judgements(WRITER_JUDGED) if WRITER_JUDGED.is_dir() else {}
+        judgements = {**judgements, **written_judged}
+        render = renderer(writer)
+        only = only or {path.stem for path in writer.glob("pr*.json")}
+        rejudge = True
     written = (
-        write_packet(case, out_dir, brief, judgements.get(case.number), rejudge=rejudge)
+        write_packet(case, out_dir, brief, judgements.get(case.number), rejudge=rejudge,
+                     render=render)
         for case in load_corpus(only=sorted(only))
     )
     return [folder for folder in written if folder is not None]
