@@ -501,15 +501,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         directory = args.writer or COMPLETIONS
         recorded = {path.stem for path in directory.glob("pr*.json")}
-        cases = [case for case in load_corpus() if case.name in recorded]
+        with_completion = [case for case in load_corpus() if case.name in recorded]
         try:
             written_judgements = quality_corpus.load_judgements(WRITER_JUDGED)
         except quality_corpus.JudgementError as error:
             print(f"bench quality: {error}", file=sys.stderr)
             return 2
         plain = [score for score in scores if score.name in recorded]
-        written = quality_corpus.measure(cases, written_judgements, renderer(directory))
-        print(f"## the writer (issue 41): {len(cases)} PRs with a recorded completion "
+        written = quality_corpus.measure(with_completion, written_judgements,
+                                         renderer(directory))
+        print(f"## the writer (issue 41): {len(with_completion)} PRs with a recorded completion "
               f"in {directory}, plain vs written")
         print()
         print(quality_corpus.format_side_by_side(plain, written))
