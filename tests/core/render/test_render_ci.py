@@ -60,10 +60,11 @@ def test_golden_ci_on_the_head(lang: Lang) -> None:
 def test_one_visible_line_says_how_the_build_and_its_steps_fared() -> None:
     lines = list(ci_lines(digest(BLOCKED)))
     head = [line for line in lines if line.startswith("- CI on this head")]
+    # The steps whose commands run `tests/multimodal` (the changed module's) come first.
     assert head == [
-        "- CI on this head: blocked — failed: V1 Core (MI355 DPX); not run: Mooncake EC TCP "
-        "E2E (L4 ×2, MI300 ×2), V1 Executor + Worker (MI355 DPX), V1 KV Offload (H200 MIG "
-        "35GB, MI355 DPX), +16 more; 2 of 36 passed"]
+        "- CI on this head: blocked — failed: V1 Core (MI355 DPX); not run: Async Engine, "
+        "Inputs, Utils, Worker (H200 MIG 35GB, MI355 DPX), Multimodal + Config (CPU), "
+        "Mooncake EC TCP E2E (L4 ×2, MI300 ×2), +16 more; 2 of 36 passed"]
     assert len(lines) <= 3
 
 
@@ -113,16 +114,21 @@ def test_a_blocked_build_without_the_h200_step_is_a_risk() -> None:
     assert "V1 KV Offload (H200 MIG 35GB): not run" in risk_evidence(risk, "en")
 
 
-# Twenty steps share `vllm/v1/`; one optional step also lists `vllm/v1/spec_decode/`.
+# Twenty steps share `vllm/v1/`; one optional step also lists `vllm/v1/spec_decode/`
+# and its command runs the spec decode tests; another lists it and runs e2e tests.
 SHARED = {
     ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
     ".buildkite/test_areas/e2e.yaml": "steps:\n" + "".join(
         f"- {{label: Shared {n}, key: shared-{n}, source_file_dependencies: [vllm/v1/]}}\n"
         for n in range(19)
     ) + "- {label: V1 e2e (2 GPUs), key: e2e-2, optional: true,"
-        " source_file_dependencies: [vllm/v1/]}\n"
+        " source_file_dependencies: [vllm/v1/], commands: [pytest -v -s v1/e2e]}\n"
         "- {label: Acceptance Length, key: al, optional: true,"
-        " source_file_dependencies: [vllm/v1/, vllm/v1/spec_decode/]}\n",
+        " source_file_dependencies: [vllm/v1/, vllm/v1/spec_decode/],"
+        " commands: ['pytest -v -s v1/spec_decode/test_acceptance_length.py']}\n"
+        "- {label: 2 Node, key: two-node, optional: true,"
+        " source_file_dependencies: [vllm/v1/spec_decode/],"
+        " commands: [pytest -v -s distributed/test_two_nodes.py]}\n",
 }
 
 
@@ -134,14 +140,15 @@ def _not_run(path: str) -> list[str]:
     return [line for line in ci_lines(d) if line.startswith("- Not in this PR's build")]
 
 
-def test_an_optional_step_only_a_shared_folder_reaches_is_not_named() -> None:
-    # Its own folder reaches Acceptance Length: named; the shared `vllm/v1/` alone
-    # reaches V1 e2e: left to the collapsed list.
+def test_only_an_optional_step_whose_commands_test_the_change_is_named() -> None:
+    # Acceptance Length runs a test in `tests/v1/spec_decode`, the changed module's:
+    # named. The 2-node step lists the folder too but runs other tests, and V1 e2e is
+    # reached only through `vllm/v1/`: both left to the collapsed list.
     (line,) = _not_run("vllm/v1/spec_decode/eagle.py")
     assert "Acceptance Length" in line
-    assert "V1 e2e" not in line
+    assert "V1 e2e" not in line and "2 Node" not in line
     assert "1 optional step" in line
-    # Through `vllm/v1/` alone nothing of this change's own waits: no line at all.
+    # Nothing waiting runs the tests of `vllm/v1/worker/`: no line at all.
     assert _not_run("vllm/v1/worker/runner.py") == []
 
 
@@ -150,9 +157,11 @@ def _reached(*paths: str) -> str:
         **SHARED,
         ".buildkite/test_areas/sampler.yaml":
             "steps:\n- {label: Samplers, key: samplers,"
-            " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/]}\n"
+            " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/],"
+            " commands: ['pytest -v -s v1/sample --ignore=v1/sample/test_slow.py']}\n"
             "- {label: Long name nobody shares, key: long,"
-            " source_file_dependencies: [vllm/v1/sample/ops/topk_topp_sampler.py]}\n",
+            " source_file_dependencies: [vllm/v1/sample/ops/topk_topp_sampler.py],"
+            " commands: [pytest -v -s kernels/test_other.py]}\n",
     }))
     facts = FACTS.model_copy(update={"files": tuple(
         ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
@@ -161,13 +170,19 @@ def _reached(*paths: str) -> str:
     return line
 
 
-def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
+def test_the_step_running_the_changed_tests_is_named_and_the_rest_counted() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
-    # Samplers runs the changed test: first, before the step a longer entry reaches.
-    assert line.index("Samplers") < line.index("Long name nobody shares")
-    # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
-    assert "Shared" not in line
-    assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
+    # Samplers' command runs the changed test: named. The step a longer entry reaches
+    # runs other tests: counted with the 19 only `vllm/v1/` reaches.
+    assert "`sampler.yaml`: Samplers (GPU);" in line
+    assert "Long name" not in line and "Shared" not in line
+    assert "+20 more whose commands run none of its tests" in line
+
+
+def test_a_step_whose_command_ignores_the_changed_test_does_not_run_it() -> None:
+    line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_slow.py")
+    # `--ignore` takes the file back: no step runs it, so the entries decide again.
+    assert line.index("Long name nobody shares") < line.index("Samplers")
 
 
 def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
