@@ -324,6 +324,9 @@ def ci_lines(digest: Digest) -> Iterator[str]:
         yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.run_all')}"
     elif plan.steps:
         yield _reached_line(plan, lang)
+    elif plan.platform and plan.broad_count:
+        yield (f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}"
+               + _platform_text(plan, lang) + _broad_tail(plan, lang))
     elif plan.broad_count:
         yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}" + _broad_tail(plan, lang)[3:]
     head = _head_line(plan, lang)

@@ -114,7 +114,7 @@ from functools import cached_property, lru_cache
 
 import yaml
 
-from bot.core.repo_config.step_tests import TestRun, test_runs
+from bot.core.repo_config.step_tests import PytestRun, pytest_runs
 from bot.core.rules.patterns import LinePattern, PatternError
 from bot.core.rules.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, YamlProblem, line_of
 
@@ -175,7 +175,7 @@ class CiStep:
     # `[Nightly]` label alone makes an optional step, which some changes do run)
     nightly_if: bool = False
     # the pytest invocations of its `commands` (bot/core/repo_config/step_tests.py)
-    test_runs: tuple[TestRun, ...] = ()
+    test_runs: tuple[PytestRun, ...] = ()
 
 
 def _commands(raw: Mapping[object, object]) -> list[str]:
@@ -687,7 +687,7 @@ class _FileReader:
             line=self.doc.line(*loc),
             dind=dind,
             nightly_if=nightly_if,
-            test_runs=test_runs(_commands(raw)),
+            test_runs=pytest_runs(_commands(raw)),
         )
         self.steps.append(step)
         mirror = raw.get("mirror")
@@ -788,7 +788,7 @@ class _FileReader:
                 mirror_of=step.label,
                 nightly_if=step.nightly_if,
                 # the mirror's own commands, else the step's
-                test_runs=test_runs(_commands(spec)) if _commands(spec) else step.test_runs,
+                test_runs=pytest_runs(_commands(spec)) if _commands(spec) else step.test_runs,
             )
         )
 

@@ -27,6 +27,7 @@ MAX_COMMAND_CHARS = 20_000
 
 _PYTEST = re.compile(r"(?<![\w/.-])pytest(?![\w.-])")
 _END = re.compile(r"&&|\|\||[;|\"#`]|\$\(")
+_TOKEN = re.compile(r"'[^']*'|\S+")  # a single-quoted argument stays one
 _PATH = re.compile(r"[A-Za-z_][\w.\-/]*")
 _MARKER = re.compile(r"[A-Za-z_]\w*")
 _PREFIXES = ("./", "/vllm-workspace/tests/", "/vllm-workspace/", "tests/")
@@ -37,7 +38,7 @@ _VALUED = frozenset({"-k", "-p", "-n", "-c", "-o", "-W", "--dist", "--timeout",
 
 
 @dataclass(frozen=True)
-class TestRun:
+class PytestRun:
     """One pytest invocation: the paths it names and ignores (relative to `tests/`) and
     its `-m` marker when that is a plain name ("" otherwise)."""
 
@@ -57,8 +58,8 @@ def _clean(token: str) -> str:
     return token.rstrip("/") if _PATH.fullmatch(token) else ""
 
 
-def _invocation(text: str) -> TestRun | None:
-    tokens = text.split()
+def _invocation(text: str) -> PytestRun | None:
+    tokens = _TOKEN.findall(text)
     paths: list[str] = []
     ignored: list[str] = []
     marker = ""
@@ -82,12 +83,12 @@ def _invocation(text: str) -> TestRun | None:
             paths.append(path)
     if not paths:
         return None
-    return TestRun(tuple(paths), tuple(ignored), "" if marker == "*" else marker)
+    return PytestRun(tuple(paths), tuple(ignored), "" if marker == "*" else marker)
 
 
-def test_runs(commands: Sequence[str]) -> tuple[TestRun, ...]:
+def pytest_runs(commands: Sequence[str]) -> tuple[PytestRun, ...]:
     """The pytest invocations of a step's commands, in order."""
-    runs: list[TestRun] = []
+    runs: list[PytestRun] = []
     for command in commands:
         text = command[:MAX_COMMAND_CHARS]
         for found in _PYTEST.finditer(text):
@@ -157,7 +158,7 @@ class ChangedTests:
                     self._folders.add(mirror[0])
                 self._files.add(mirror[1])
 
-    def distance(self, runs: Sequence[TestRun]) -> int:
+    def distance(self, runs: Sequence[PytestRun]) -> int:
         """How closely the runs reach a changed test file: 0 when one names it, k when
         one runs a folder k levels above it, -1 when none runs one. A run filtered by a
         marker an added file never names does not run it (a modified file's markers are
@@ -172,7 +173,7 @@ class ChangedTests:
                     best = far if best < 0 else min(best, far)
         return best
 
-    def tests_run(self, runs: Sequence[TestRun]) -> set[str]:
+    def tests_run(self, runs: Sequence[PytestRun]) -> set[str]:
         """The changed tests (`tests/...`) the runs run."""
         found: set[str] = set()
         for run in runs:
@@ -183,12 +184,12 @@ class ChangedTests:
         return found
 
     @staticmethod
-    def _runs(run: TestRun, rel: str, added_text: str | None) -> bool:
+    def _runs(run: PytestRun, rel: str, added_text: str | None) -> bool:
         if any(_within(rel, ignored) for ignored in run.ignored):
             return False
         return not (run.marker and added_text is not None and run.marker not in added_text)
 
-    def runs_module_tests(self, runs: Sequence[TestRun]) -> bool:
+    def runs_module_tests(self, runs: Sequence[PytestRun]) -> bool:
         """Whether a run names a changed module's own tests: its test file, or the test
         folder mirroring its package folder (`tests/tokenizers_` for
         `vllm/tokenizers/registry.py`), or, below the top level, a path in it

@@ -146,7 +146,8 @@ def test_only_an_optional_step_whose_commands_test_the_change_is_named() -> None
     # reached only through `vllm/v1/`: both left to the collapsed list.
     (line,) = _not_run("vllm/v1/spec_decode/eagle.py")
     assert "Acceptance Length" in line
-    assert "V1 e2e" not in line and "2 Node" not in line
+    assert "V1 e2e" not in line
+    assert "2 Node" not in line
     assert "1 optional step" in line
     # Nothing waiting runs the tests of `vllm/v1/worker/`: no line at all.
     assert _not_run("vllm/v1/worker/runner.py") == []
@@ -175,7 +176,8 @@ def test_the_step_running_the_changed_tests_is_named_and_the_rest_counted() -> N
     # Samplers' command runs the changed test: named. The step a longer entry reaches
     # runs other tests: counted with the 19 only `vllm/v1/` reaches.
     assert "`sampler.yaml`: Samplers (GPU);" in line
-    assert "Long name" not in line and "Shared" not in line
+    assert "Long name" not in line
+    assert "Shared" not in line
     assert "+20 more whose commands run none of its tests" in line
 
 
@@ -190,3 +192,73 @@ def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
     assert line == ("- CI to run: 19 steps through its paths, each reached only through "
                     "paths many steps share (`vllm/v1/`); none is tied to a test this PR "
                     "changes")
+
+
+def _lines(files: tuple[ChangedFile, ...], config: RepoConfig = CONFIG,
+           lang: Lang = "en") -> list[str]:
+    facts = FACTS.model_copy(update={"files": files})
+    return list(ci_lines(build_digest(facts, RULES, lang, repo_config=config)))
+
+
+def test_an_xpu_only_change_says_no_step_runs_on_xpu_and_names_none() -> None:
+    (line,) = [x for x in _lines((ChangedFile(
+        filename="vllm/platforms/xpu.py", additions=2,
+        patch="@@ -1 +1,2 @@ class XPUPlatform:\n+    x = 1\n+    y = 2\n"),))
+               if x.startswith("- CI to run")]
+    assert "none runs on XPU, where its changed code runs (`vllm/platforms/xpu.py`)" in line
+    assert "`" + "misc.yaml" not in line
+    assert "(CPU)" not in line
+    (zh,) = [x for x in _lines((ChangedFile(filename="vllm/_xpu_ops.py", additions=1,
+                                            patch="@@ -1 +1 @@\n+x = 1\n"),), lang="zh")
+             if x.startswith("- 需运行的 CI")]
+    # Only `vllm/` reaches it: the line still says no step runs on XPU.
+    assert zh.startswith("- 需运行的 CI：没有一个在 XPU 上运行")
+
+
+def test_a_rocm_branch_names_only_amd_steps_and_says_none_runs_its_tests() -> None:
+    patch = ("@@ -10,2 +10,4 @@ class RotaryEmbedding:\n"
+             "+        if self.use_aiter and q.dtype == torch.bfloat16:\n"
+             "+            return self.cache_bf16\n")
+    (line,) = [x for x in _lines((ChangedFile(
+        filename="vllm/model_executor/layers/rotary_embedding/base.py", additions=2,
+        patch=patch),)) if x.startswith("- CI to run")]
+    assert "of which only the ROCm ones can run its changed ROCm code" in line
+    assert "none running its tests" in line
+    named = line.split("code (", 1)[1]
+    assert "MI" in named
+    assert "H200" not in named
+    assert "H100" not in named
+
+
+MIRRORED = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/jit.yaml": (
+        "steps:\n- label: Engine\n  key: engine\n  device: h200_18gb\n"
+        "  source_file_dependencies: [vllm/engine/]\n"
+        "  commands: [pytest -v -s engine jit/test_hooks.py]\n"
+        "  mirror: {amd: {device: mi325_1}}\n"),
+}
+
+
+def test_an_amd_mirror_prints_its_device_once_beside_its_step() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MIRRORED))
+    (line,) = [x for x in _lines((ChangedFile(filename="vllm/engine/core.py", additions=1,
+                                              patch="@@ -1 +1 @@\n+x\n"),), config)
+               if x.startswith("- CI to run")]
+    assert "Engine (h200_18gb, mi325_1)" in line
+    assert "(mi325_1) (mi325_1)" not in line
+    assert "AMD:" not in line
+
+
+def test_a_changed_test_a_command_runs_is_not_called_unrun() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MIRRORED))
+    hooks = ChangedFile(filename="tests/jit/test_hooks.py", additions=1, patch="@@ -1 +1 @@\n+x\n")
+    other = ChangedFile(filename="tests/jit/test_other.py", additions=1, patch="@@ -1 +1 @@\n+x\n")
+    # No dependency names either; the Engine step's command runs test_hooks.py.
+    (line,) = [x for x in _lines((hooks, other), config) if x.startswith("- Not in this")]
+    assert line == ("- Not in this PR's build: 1 changed test no step runs: "
+                    "`tests/jit/test_other.py`")
+    # A PR that edits a job file may add the step that runs it: the base cannot say.
+    job = ChangedFile(filename=".buildkite/test_areas/jit.yaml", additions=1,
+                      patch="@@ -1 +1 @@\n+x\n")
+    assert not [x for x in _lines((other, job), config) if x.startswith("- Not in this")]
