@@ -1,12 +1,14 @@
 """The CI part of the digest: what the base's pipeline runs for this PR, in a few lines.
 
-Visible: one line of the steps the PR's own paths reach (grouped by job file, the
-most specific first); when the head's statuses were read, one line of the build on the
-head (its state; the listed steps that failed, did not run or wait for an unblock, by
-name; how many passed); one line of what the PR build will not give (nightly-only
-steps, steps waiting for an unblock, changed tests no step runs). Collapsed: every step
-with its devices, and each device's status on the head. A CUDA step and its AMD mirror
-share a name and are shown once with both devices ("LoRA (H200 MIG 35GB, MI355 DPX)").
+Visible: one line of the steps the PR's own paths reach (grouped by job file; first
+those whose commands run the change's tests, then its module's; for a change only one
+platform executes, only that platform's steps, or that none runs it); when the head's
+statuses were read, one line of the build on the head (its state; the listed steps
+that failed, did not run or wait for an unblock, by name; how many passed); one line of
+what the PR build will not give (nightly-only steps, steps waiting for an unblock,
+changed tests no step runs). Collapsed: every step with its devices, and each device's
+status on the head. A CUDA step and its AMD mirror share a name and are shown once with
+both devices ("LoRA (H200 MIG 35GB, MI355 DPX)").
 """
 
 from __future__ import annotations

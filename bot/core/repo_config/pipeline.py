@@ -91,6 +91,10 @@ Every other entry is NARROW (`setup.py`, `vllm/v1/`, the job file's own path). A
 reached only through broad entries runs for almost any change, so it is counted, not
 listed; one reached through a narrow entry is listed.
 
+A step's `commands` are read for the tests they run (`CiStep.test_runs`,
+bot/core/repo_config/step_tests.py; an AMD mirror's own commands, else its step's): the
+generator does not select by them, the digest ranks by them.
+
 `tests_without_step`: a changed `tests/**/test_*.py` or `tests/**/*_test.py` that no
 step, of any kind (PR, optional, nightly, any platform), names through a narrow entry
 its own `!` entries do not take back. A step reached through broad `tests/` may run
