@@ -141,30 +141,26 @@ def _through(steps: Sequence[CiStepRef]) -> str:
 
 
 def _reached_line(plan: CiPlan, lang: Lang) -> str:
-    """The steps whose commands run this change's tests or its module's, by job file;
-    without one, the steps an entry few steps list reaches; the rest are counted. For a
-    change only one platform executes, which of its steps can run it, or that none can."""
+    """By job file, the steps whose commands run this change's tests or its module's,
+    then those an entry few steps list reaches; the rest are counted. For a change only
+    one platform executes, which of its steps can run it, or that none can."""
     lead = _count(lang, "render.ci.steps", len(plan.steps))
     head = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{lead}"
     if plan.platform:
         return f"{head}{t(lang, 'render.comma')}{_platform_text(plan, lang)}" + _broad_tail(
             plan, lang)
-    tested = [s for s in plan.steps if s.exercises_change]
-    if tested:
-        others = [s for s in plan.steps if not s.exercises_change]
-        rest_key = "render.ci.untested"
-    else:
-        tested = [s for s in plan.steps if own_step(s)]
-        others = [s for s in plan.steps if not own_step(s)]
-        rest_key = "render.ci.shared"
-    if not tested:
+    # The steps whose commands run its tests lead (CiStepRef.directness); steps an entry
+    # few steps list reaches follow; those only a shared folder reaches are counted.
+    named = [s for s in plan.steps if s.exercises_change or own_step(s)]
+    others = [s for s in plan.steps if not (s.exercises_change or own_step(s))]
+    if not named:
         return (f"{head}{t(lang, 'render.comma')}"
                 + t(lang, "render.ci.all_shared", through=_through(others))
                 + _broad_tail(plan, lang))
-    text = _by_file(tested, lang)
+    text = _by_file(named, lang)
     if others:
         merged = {(s.file, _name(s)[0]) for s in others}
-        text += "; " + t(lang, rest_key, count=len(merged), through=_through(others))
+        text += "; " + t(lang, "render.ci.shared", count=len(merged), through=_through(others))
     return f"{head} — {text}" + _broad_tail(plan, lang)
 
 

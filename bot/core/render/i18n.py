@@ -317,8 +317,6 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
                         "zh": "另有 {count:,} 个经由 {through}"},
     "render.ci.shared": {"en": "+{count:,} more only through paths many steps share ({through})",
                          "zh": "另有 {count:,} 个仅经由许多步骤共用的路径（{through}）"},
-    "render.ci.untested": {"en": "+{count:,} more whose commands run none of its tests ({through})",
-                           "zh": "另有 {count:,} 个，其命令不运行本改动的测试（{through}）"},
     "render.ci.platform.rocm": {"en": "ROCm", "zh": "ROCm"},
     "render.ci.platform.xpu": {"en": "XPU", "zh": "XPU"},
     "render.ci.platform.tpu": {"en": "TPU", "zh": "TPU"},

@@ -93,12 +93,15 @@ def pytest_runs(commands: Sequence[str]) -> tuple[PytestRun, ...]:
         text = command[:MAX_COMMAND_CHARS]
         if "pytest" not in text:  # most commands: a plain `in` is cheaper than a regex
             continue
-        for found in _PYTEST.finditer(text):
+        found = [(m.start(), m.end()) for m in _PYTEST.finditer(text)]
+        for (_, start), (following, _) in zip(found, [*found[1:], (len(text), 0)],
+                                              strict=False):
             if len(runs) >= MAX_RUNS:
                 return tuple(runs)
-            rest = text[found.end():]
-            end = _END.search(rest)
-            run = _invocation(rest[: end.start()] if end else rest)
+            # to the next `pytest` (a newline joins two in one YAML block), or a separator
+            segment = text[start:following]
+            end = _END.search(segment)
+            run = _invocation(segment[: end.start()] if end else segment)
             if run is not None:
                 runs.append(run)
     return tuple(runs)

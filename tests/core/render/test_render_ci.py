@@ -171,14 +171,14 @@ def _reached(*paths: str) -> str:
     return line
 
 
-def test_the_step_running_the_changed_tests_is_named_and_the_rest_counted() -> None:
+def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
-    # Samplers' command runs the changed test: named. The step a longer entry reaches
-    # runs other tests: counted with the 19 only `vllm/v1/` reaches.
-    assert "`sampler.yaml`: Samplers (GPU);" in line
-    assert "Long name" not in line
+    # Samplers' command runs the changed test: first, before the step a longer entry
+    # (listed by one step) reaches, whose command runs other tests.
+    assert "`sampler.yaml`: Samplers (GPU), Long name nobody shares (GPU);" in line
+    # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
     assert "Shared" not in line
-    assert "+20 more whose commands run none of its tests" in line
+    assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
 
 
 def test_a_step_whose_command_ignores_the_changed_test_does_not_run_it() -> None:

@@ -21,6 +21,7 @@ FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_config" / "0.
 def test_each_pytest_of_a_command_is_one_run_with_its_paths_ignores_and_marker() -> None:
     runs = pytest_runs([
         "pip install x",
+        "python -m pytest_cov_report tests/x",  # `pytest` only inside a longer word
         "pytest -v -s models/multimodal -m core_model --ignore models/multimodal/processing"
         " --ignore=models/multimodal/generation/test_whisper.py",
         "cd .. && VLLM_X=1 pytest -v -s tests/models/test_a.py::test_one -m 'not slow'",
@@ -35,6 +36,13 @@ def test_each_pytest_of_a_command_is_one_run_with_its_paths_ignores_and_marker()
         PytestRun(("v1/core",)),
         PytestRun(("v1/engine/test_x.py",)),
     )
+
+
+def test_two_pytests_a_newline_joins_are_two_runs() -> None:
+    runs = pytest_runs(["pytest -v models/language/generation -m cpu_model\n"
+                        "pytest -v models/language/pooling"])
+    assert runs == (PytestRun(("models/language/generation",), (), "cpu_model"),
+                    PytestRun(("models/language/pooling",)))
 
 
 def test_a_pytest_inside_a_wrapper_scripts_quotes_is_read_to_the_quote() -> None:
@@ -99,3 +107,18 @@ def test_hostile_commands_are_bounded() -> None:
     assert change.distance(runs) == 1
     assert change.runs_module_tests(runs)
     assert time.perf_counter() - start < 2.0
+
+
+def test_random_commands_never_raise() -> None:
+    import random
+
+    rng = random.Random(40)
+    alphabet = ["pytest", " ", "-m", "--ignore", "=", "'", '"', "a/b", "tests/", "&&",
+                "\n", "::", "x.py", "-k", "$(", "#", "not"]
+    change = ChangedTests([("tests/a/b/x.py", "x"), ("tests/x.py", None)], ["vllm/a/b.py"])
+    for _ in range(2_000):
+        command = "".join(rng.choice(alphabet) for _ in range(rng.randrange(30)))
+        runs = pytest_runs([command])
+        assert change.distance(runs) >= -1
+        change.runs_module_tests(runs)
+        change.tests_run(runs)
