@@ -187,7 +187,7 @@ def on_platform(step: CiStepRef, platform: str) -> bool:
     """Whether the step runs on the platform (rocm | xpu | tpu), by its device."""
     device = step.device.lower()
     if platform == "rocm":
-        return bool(_AMD_DEVICE.match(device)) or device == "amd_gpu"
+        return bool(_AMD_DEVICE.match(device))
     if platform == "xpu":
         return "xpu" in device or device == "intel_gpu"
     return platform in device

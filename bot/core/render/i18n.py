@@ -329,9 +329,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "of which only the {platform} ones can run its changed {platform} code "
               "({files}): {steps}",
         "zh": "其中只有 {platform} 步骤能运行改动的 {platform} 代码（{files}）：{steps}"},
-    "render.ci.platform_untested": {"en": ", reached only through shared folders, "
-                                          "none running its tests",
-                                    "zh": "，仅经由共用文件夹触发，均不运行其测试"},
+    "render.ci.platform_untested": {"en": "; none of them runs its tests",
+                                    "zh": "；其中没有步骤运行其测试"},
     "render.ci.all_shared": {
         "en": "each reached only through paths many steps share ({through}); none is tied "
               "to a test this PR changes",

@@ -223,7 +223,7 @@ def test_a_rocm_branch_names_only_amd_steps_and_says_none_runs_its_tests() -> No
         filename="vllm/model_executor/layers/rotary_embedding/base.py", additions=2,
         patch=patch),)) if x.startswith("- CI to run")]
     assert "of which only the ROCm ones can run its changed ROCm code" in line
-    assert "none running its tests" in line
+    assert "; none of them runs its tests" in line
     named = line.split("code (", 1)[1]
     assert "MI" in named
     assert "H200" not in named
