@@ -56,22 +56,37 @@ class CiStepRef(BaseModel):
     # How many steps of the pipeline list the least shared of those entries; 0 unknown.
     # A step only a widely shared entry reaches (`vllm/config/`) is not this change's own.
     shared_by: int = 0
-    # A test file the PR changes is under one of `matched`: the step runs this PR's tests.
+    # Its own commands run a test file the PR changes (bot/core/repo_config/step_tests.py);
+    # `test_distance` is then 0 when a command names the file, k when it runs a folder k
+    # levels above it.
     runs_changed_tests: bool = False
+    # Its commands run the tests of a module the PR changes (`tests/tokenizers_` for
+    # `vllm/tokenizers/registry.py`), and no changed test file.
+    runs_module_tests: bool = False
+    test_distance: int = 0
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
 
     @property
+    def exercises_change(self) -> bool:
+        """Its own commands run the change's tests or its module's: it tests the change,
+        whatever folder reached it."""
+        return self.runs_changed_tests or self.runs_module_tests
+
+    @property
     def directness(self) -> tuple[int, int, int]:
-        """How directly the step exercises the change, smallest first: it runs a changed
-        test (the longer the entry, the closer: `tests/v1/engine/` before `tests/v1/`);
-        then the fewer steps share the entry that reached it, then the longer that entry
-        (a step reached through a folder dozens of steps list comes last)."""
+        """How directly the step exercises the change, smallest first: its commands run a
+        changed test (the closer the path, the earlier: the file before its folder), then
+        the changed module's tests; then the fewer steps share the entry that reached
+        it, then the longer that entry (a step reached through a folder dozens of steps
+        list comes last)."""
         shared = self.shared_by if self.shared_by > 0 else 1 << 30
         if self.runs_changed_tests:
-            return (0, -self.specificity, shared)
-        return (1, shared, -self.specificity)
+            return (0, self.test_distance, shared)
+        if self.runs_module_tests:
+            return (1, shared, -self.specificity)
+        return (2, shared, -self.specificity)
 
     @property
     def specificity(self) -> int:
@@ -109,6 +124,10 @@ class CiPlan(BaseModel):
     tests_without_step: tuple[str, ...] = ()
     source: str = ""
     run: CiRun | None = None  # None when the head's statuses were not read
+    # The one hardware platform the changed code runs on (rocm | xpu | tpu), "" when not
+    # one (bot/core/repo_config/platform_code.py), and its changed source files.
+    platform: str = ""
+    platform_files: tuple[str, ...] = ()
 
 
 class RepoLabel(BaseModel):

@@ -326,6 +326,20 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
                         "zh": "另有 {count:,} 个经由 {through}"},
     "render.ci.shared": {"en": "+{count:,} more only through paths many steps share ({through})",
                          "zh": "另有 {count:,} 个仅经由许多步骤共用的路径（{through}）"},
+    "render.ci.platform.rocm": {"en": "ROCm", "zh": "ROCm"},
+    "render.ci.platform.xpu": {"en": "XPU", "zh": "XPU"},
+    "render.ci.platform.tpu": {"en": "TPU", "zh": "TPU"},
+    "render.ci.platform_none": {
+        "en": "none runs on {platform}, where its changed code runs ({files}): no step of "
+              "this build exercises the change",
+        "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）："
+              "本次构建没有步骤覆盖这项改动"},
+    "render.ci.platform_steps": {
+        "en": "of which only the {platform} ones can run its changed {platform} code "
+              "({files}): {steps}",
+        "zh": "其中只有 {platform} 步骤能运行改动的 {platform} 代码（{files}）：{steps}"},
+    "render.ci.platform_untested": {"en": "; none of them runs its tests",
+                                    "zh": "；其中没有步骤运行其测试"},
     "render.ci.all_shared": {
         "en": "each reached only through paths many steps share ({through}); none is tied "
               "to a test this PR changes",

@@ -91,6 +91,10 @@ Every other entry is NARROW (`setup.py`, `vllm/v1/`, the job file's own path). A
 reached only through broad entries runs for almost any change, so it is counted, not
 listed; one reached through a narrow entry is listed.
 
+A step's `commands` are read for the tests they run (`CiStep.test_runs`,
+bot/core/repo_config/step_tests.py; an AMD mirror's own commands, else its step's): the
+generator does not select by them, the digest ranks by them.
+
 `tests_without_step`: a changed `tests/**/test_*.py` or `tests/**/*_test.py` that no
 step, of any kind (PR, optional, nightly, any platform), names through a narrow entry
 its own `!` entries do not take back. A step reached through broad `tests/` may run
@@ -114,6 +118,7 @@ from functools import cached_property, lru_cache
 
 import yaml
 
+from bot.core.repo_config.step_tests import PytestRun, pytest_runs
 from bot.core.rules.patterns import LinePattern, PatternError
 from bot.core.rules.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, YamlProblem, line_of
 
@@ -173,6 +178,18 @@ class CiStep:
     # its `if:` keeps it to nightly or scheduled builds: never in a PR's build (a
     # `[Nightly]` label alone makes an optional step, which some changes do run)
     nightly_if: bool = False
+    # the pytest invocations of its `commands` (bot/core/repo_config/step_tests.py)
+    test_runs: tuple[PytestRun, ...] = ()
+
+
+def _commands(raw: Mapping[object, object]) -> list[str]:
+    """A step's `commands` (or `command`): a string or a list of strings."""
+    value = raw.get("commands", raw.get("command"))
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [c for c in value if isinstance(c, str)]
+    return []
 
 
 @dataclass(frozen=True)
@@ -674,6 +691,7 @@ class _FileReader:
             line=self.doc.line(*loc),
             dind=dind,
             nightly_if=nightly_if,
+            test_runs=pytest_runs(_commands(raw)),
         )
         self.steps.append(step)
         mirror = raw.get("mirror")
@@ -773,6 +791,8 @@ class _FileReader:
                 dind=self._flag(spec, "dind", True, loc),
                 mirror_of=step.label,
                 nightly_if=step.nightly_if,
+                # the mirror's own commands, else the step's
+                test_runs=pytest_runs(_commands(spec)) if _commands(spec) else step.test_runs,
             )
         )
 

@@ -60,10 +60,11 @@ def test_golden_ci_on_the_head(lang: Lang) -> None:
 def test_one_visible_line_says_how_the_build_and_its_steps_fared() -> None:
     lines = list(ci_lines(digest(BLOCKED)))
     head = [line for line in lines if line.startswith("- CI on this head")]
+    # The steps whose commands run `tests/multimodal` (the changed module's) come first.
     assert head == [
-        "- CI on this head: blocked — failed: V1 Core (MI355 DPX); not run: Mooncake EC TCP "
-        "E2E (L4 ×2, MI300 ×2), V1 Executor + Worker (MI355 DPX), V1 KV Offload (H200 MIG "
-        "35GB, MI355 DPX), +16 more; 2 of 36 passed"]
+        "- CI on this head: blocked — failed: V1 Core (MI355 DPX); not run: Async Engine, "
+        "Inputs, Utils, Worker (H200 MIG 35GB, MI355 DPX), Multimodal + Config (CPU), "
+        "Mooncake EC TCP E2E (L4 ×2, MI300 ×2), +16 more; 2 of 36 passed"]
     assert len(lines) <= 3
 
 
@@ -113,16 +114,21 @@ def test_a_blocked_build_without_the_h200_step_is_a_risk() -> None:
     assert "V1 KV Offload (H200 MIG 35GB): not run" in risk_evidence(risk, "en")
 
 
-# Twenty steps share `vllm/v1/`; one optional step also lists `vllm/v1/spec_decode/`.
+# Twenty steps share `vllm/v1/`; one optional step also lists `vllm/v1/spec_decode/`
+# and its command runs the spec decode tests; another lists it and runs e2e tests.
 SHARED = {
     ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
     ".buildkite/test_areas/e2e.yaml": "steps:\n" + "".join(
         f"- {{label: Shared {n}, key: shared-{n}, source_file_dependencies: [vllm/v1/]}}\n"
         for n in range(19)
     ) + "- {label: V1 e2e (2 GPUs), key: e2e-2, optional: true,"
-        " source_file_dependencies: [vllm/v1/]}\n"
+        " source_file_dependencies: [vllm/v1/], commands: [pytest -v -s v1/e2e]}\n"
         "- {label: Acceptance Length, key: al, optional: true,"
-        " source_file_dependencies: [vllm/v1/, vllm/v1/spec_decode/]}\n",
+        " source_file_dependencies: [vllm/v1/, vllm/v1/spec_decode/],"
+        " commands: ['pytest -v -s v1/spec_decode/test_acceptance_length.py']}\n"
+        "- {label: 2 Node, key: two-node, optional: true,"
+        " source_file_dependencies: [vllm/v1/spec_decode/],"
+        " commands: [pytest -v -s distributed/test_two_nodes.py]}\n",
 }
 
 
@@ -134,14 +140,16 @@ def _not_run(path: str) -> list[str]:
     return [line for line in ci_lines(d) if line.startswith("- Not in this PR's build")]
 
 
-def test_an_optional_step_only_a_shared_folder_reaches_is_not_named() -> None:
-    # Its own folder reaches Acceptance Length: named; the shared `vllm/v1/` alone
-    # reaches V1 e2e: left to the collapsed list.
+def test_only_an_optional_step_whose_commands_test_the_change_is_named() -> None:
+    # Acceptance Length runs a test in `tests/v1/spec_decode`, the changed module's:
+    # named. The 2-node step lists the folder too but runs other tests, and V1 e2e is
+    # reached only through `vllm/v1/`: both left to the collapsed list.
     (line,) = _not_run("vllm/v1/spec_decode/eagle.py")
     assert "Acceptance Length" in line
     assert "V1 e2e" not in line
+    assert "2 Node" not in line
     assert "1 optional step" in line
-    # Through `vllm/v1/` alone nothing of this change's own waits: no line at all.
+    # Nothing waiting runs the tests of `vllm/v1/worker/`: no line at all.
     assert _not_run("vllm/v1/worker/runner.py") == []
 
 
@@ -150,9 +158,11 @@ def _reached(*paths: str) -> str:
         **SHARED,
         ".buildkite/test_areas/sampler.yaml":
             "steps:\n- {label: Samplers, key: samplers,"
-            " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/]}\n"
+            " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/],"
+            " commands: ['pytest -v -s v1/sample --ignore=v1/sample/test_slow.py']}\n"
             "- {label: Long name nobody shares, key: long,"
-            " source_file_dependencies: [vllm/v1/sample/ops/topk_topp_sampler.py]}\n",
+            " source_file_dependencies: [vllm/v1/sample/ops/topk_topp_sampler.py],"
+            " commands: [pytest -v -s kernels/test_other.py]}\n",
     }))
     facts = FACTS.model_copy(update={"files": tuple(
         ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
@@ -163,11 +173,18 @@ def _reached(*paths: str) -> str:
 
 def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
-    # Samplers runs the changed test: first, before the step a longer entry reaches.
-    assert line.index("Samplers") < line.index("Long name nobody shares")
+    # Samplers' command runs the changed test: first, before the step a longer entry
+    # (listed by one step) reaches, whose command runs other tests.
+    assert "`sampler.yaml`: Samplers (GPU), Long name nobody shares (GPU);" in line
     # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
     assert "Shared" not in line
     assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
+
+
+def test_a_step_whose_command_ignores_the_changed_test_does_not_run_it() -> None:
+    line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_slow.py")
+    # `--ignore` takes the file back: no step runs it, so the entries decide again.
+    assert line.index("Long name nobody shares") < line.index("Samplers")
 
 
 def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
@@ -175,3 +192,73 @@ def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
     assert line == ("- CI to run: 19 steps through its paths, each reached only through "
                     "paths many steps share (`vllm/v1/`); none is tied to a test this PR "
                     "changes")
+
+
+def _lines(files: tuple[ChangedFile, ...], config: RepoConfig = CONFIG,
+           lang: Lang = "en") -> list[str]:
+    facts = FACTS.model_copy(update={"files": files})
+    return list(ci_lines(build_digest(facts, RULES, lang, repo_config=config)))
+
+
+def test_an_xpu_only_change_says_no_step_runs_on_xpu_and_names_none() -> None:
+    (line,) = [x for x in _lines((ChangedFile(
+        filename="vllm/platforms/xpu.py", additions=2,
+        patch="@@ -1 +1,2 @@ class XPUPlatform:\n+    x = 1\n+    y = 2\n"),))
+               if x.startswith("- CI to run")]
+    assert "none runs on XPU, where its changed code runs (`vllm/platforms/xpu.py`)" in line
+    assert "`" + "misc.yaml" not in line
+    assert "(CPU)" not in line
+    (zh,) = [x for x in _lines((ChangedFile(filename="vllm/_xpu_ops.py", additions=1,
+                                            patch="@@ -1 +1 @@\n+x = 1\n"),), lang="zh")
+             if x.startswith("- 需运行的 CI")]
+    # Only `vllm/` reaches it: the line still says no step runs on XPU.
+    assert zh.startswith("- 需运行的 CI：没有一个在 XPU 上运行")
+
+
+def test_a_rocm_branch_names_only_amd_steps_and_says_none_runs_its_tests() -> None:
+    patch = ("@@ -10,2 +10,4 @@ class RotaryEmbedding:\n"
+             "+        if self.use_aiter and q.dtype == torch.bfloat16:\n"
+             "+            return self.cache_bf16\n")
+    (line,) = [x for x in _lines((ChangedFile(
+        filename="vllm/model_executor/layers/rotary_embedding/base.py", additions=2,
+        patch=patch),)) if x.startswith("- CI to run")]
+    assert "of which only the ROCm ones can run its changed ROCm code" in line
+    assert "; none of them runs its tests" in line
+    named = line.split("code (", 1)[1]
+    assert "MI" in named
+    assert "H200" not in named
+    assert "H100" not in named
+
+
+MIRRORED = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/jit.yaml": (
+        "steps:\n- label: Engine\n  key: engine\n  device: h200_18gb\n"
+        "  source_file_dependencies: [vllm/engine/]\n"
+        "  commands: [pytest -v -s engine jit/test_hooks.py]\n"
+        "  mirror: {amd: {device: mi325_1}}\n"),
+}
+
+
+def test_an_amd_mirror_prints_its_device_once_beside_its_step() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MIRRORED))
+    (line,) = [x for x in _lines((ChangedFile(filename="vllm/engine/core.py", additions=1,
+                                              patch="@@ -1 +1 @@\n+x\n"),), config)
+               if x.startswith("- CI to run")]
+    assert "Engine (h200_18gb, mi325_1)" in line
+    assert "(mi325_1) (mi325_1)" not in line
+    assert "AMD:" not in line
+
+
+def test_a_changed_test_a_command_runs_is_not_called_unrun() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MIRRORED))
+    hooks = ChangedFile(filename="tests/jit/test_hooks.py", additions=1, patch="@@ -1 +1 @@\n+x\n")
+    other = ChangedFile(filename="tests/jit/test_other.py", additions=1, patch="@@ -1 +1 @@\n+x\n")
+    # No dependency names either; the Engine step's command runs test_hooks.py.
+    (line,) = [x for x in _lines((hooks, other), config) if x.startswith("- Not in this")]
+    assert line == ("- Not in this PR's build: 1 changed test no step runs: "
+                    "`tests/jit/test_other.py`")
+    # A PR that edits a job file may add the step that runs it: the base cannot say.
+    job = ChangedFile(filename=".buildkite/test_areas/jit.yaml", additions=1,
+                      patch="@@ -1 +1 @@\n+x\n")
+    assert not [x for x in _lines((other, job), config) if x.startswith("- Not in this")]

@@ -1,0 +1,86 @@
+"""Whether a PR's changed code runs on one hardware platform only, read from the patch.
+
+Blind judges called the CI line misdirected when a change only XPU or ROCm executes
+(`vllm/platforms/xpu.py`, a branch under `current_platform.is_xpu()`, a `forward_hip`)
+was offered CUDA and CPU steps as its CI: those steps never take that code. A changed
+source file is one platform's when its path names the platform (`_xpu_ops.py`,
+`rocm_aiter_fa.py`, `csrc/rocm/`), or when the conditions and definitions its patch
+adds name that platform and no other (`if current_platform.is_xpu()`, `if
+self.use_aiter and ...`, `if grid_y > _HIP_MAX_GRID_DIM`, `def forward_hip`): a platform
+named in a string, a comment or a plain statement (`"vllm_aiter::"`) is no branch. The
+change is that platform's when every changed source file is.
+
+CPU is not one of them: `cpu` in a path is as often an offload or a host buffer as the
+CPU backend. Pure and bounded by the patch text GitHub gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.core.facts import ChangedFile
+from bot.core.rules.added import added_lines
+
+# the platform's words, as path or identifier components
+_WORDS = {
+    "rocm": frozenset({"rocm", "hip", "aiter", "amd"}),
+    "xpu": frozenset({"xpu"}),
+    "tpu": frozenset({"tpu"}),
+    # not a platform of its own here (CUDA is the main pipeline's), but code that names
+    # it as well as another runs on both
+    "cuda": frozenset({"cuda", "nvidia"}),
+}
+_SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".h", ".hpp", ".c")
+_COMPONENT = re.compile(r"[A-Za-z0-9]+")
+# an added line that decides or defines: its words say which platform takes the code
+_DECIDES = re.compile(r"\s*(?:if|elif|while|assert|and|or|not|def)\b|.*\bis_[a-z]+\(")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+MAX_ADDED_CHARS = 200_000  # of one file's added code read for platform words
+
+
+def _platforms(words: set[str]) -> set[str]:
+    return {name for name, names in _WORDS.items() if words & names}
+
+
+def _components(text: str) -> set[str]:
+    return {c.lower() for c in _COMPONENT.findall(text)}
+
+
+def _is_source(path: str) -> bool:
+    return (path.endswith(_SOURCE_SUFFIXES) and not path.startswith(("tests/", "docs/"))
+            and "/tests/" not in path and not path.rsplit("/", 1)[-1].startswith("test_"))
+
+
+def _one(platforms: set[str]) -> str:
+    return next(iter(platforms)) if len(platforms) == 1 and "cuda" not in platforms else ""
+
+
+def file_platform(changed: ChangedFile) -> str:
+    """The one platform (not CUDA) a changed source file's code runs on, "" when none."""
+    by_path = _platforms(_components(changed.filename))
+    if by_path:
+        return _one(by_path)
+    code: list[str] = []
+    size = 0
+    for line in added_lines(changed.patch or ""):
+        size += len(line)
+        if size > MAX_ADDED_CHARS:
+            break
+        text = _STRING.sub("", line.split("#", 1)[0])
+        if _DECIDES.match(text):
+            code.append(text)
+    return _one(_platforms(_components("\n".join(code))))
+
+
+def change_platform(files: Sequence[ChangedFile]) -> tuple[str, tuple[str, ...]]:
+    """The platform every changed source file is of, and those files; ("", ()) when
+    the change is not one platform's."""
+    sources = [f for f in files if _is_source(f.filename) and f.status != "removed"]
+    platform = ""
+    for changed in sources:
+        found = file_platform(changed)
+        if not found or (platform and found != platform):
+            return "", ()
+        platform = found
+    return platform, tuple(f.filename for f in sources)

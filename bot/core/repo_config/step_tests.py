@@ -1,0 +1,213 @@
+"""Which of a PR's tests a CI step's own commands run: its pytest invocations, read.
+
+A step's `source_file_dependencies` say when it runs; its `commands` say what it tests.
+Blind judges called the CI line misdirected when it led with steps a shared folder
+(`vllm/model_executor/`, `vllm/platforms/`) reaches while the step whose pytest runs the
+changed test hid in "+N more": so the step that runs the change's tests comes first.
+
+A command is read as Buildkite runs it, in `tests/` (vLLM's `working_dir`): each `pytest`
+in it starts an invocation that lasts to the next shell separator or closing quote.
+Positional arguments are test paths (a leading `tests/`, `./` or `/vllm-workspace/` is
+dropped, so a command that first does `cd ..` reads the same); `--ignore` takes a path
+back; a plain `-m marker` is kept (a `-m` expression is not read). Nothing else is: a path
+written through a shell variable, or tests found by `find`, are not seen.
+
+Pure and bounded: at most MAX_RUNS invocations a step, MAX_PATHS paths each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MAX_RUNS = 32
+MAX_PATHS = 64
+MAX_COMMAND_CHARS = 20_000
+
+_PYTEST = re.compile(r"(?<![\w/.-])pytest(?![\w.-])")
+_END = re.compile(r"&&|\|\||[;|\"#`]|\$\(")
+_TOKEN = re.compile(r"'[^']*'|\S+")  # a single-quoted argument stays one
+_PATH = re.compile(r"[A-Za-z_][\w.\-/]*")
+_MARKER = re.compile(r"[A-Za-z_]\w*")
+_PREFIXES = ("./", "/vllm-workspace/tests/", "/vllm-workspace/", "tests/")
+# pytest options whose value is the next token (so it is not read as a path)
+_VALUED = frozenset({"-k", "-p", "-n", "-c", "-o", "-W", "--dist", "--timeout",
+                     "--maxfail", "--durations", "--rootdir", "--deselect", "-r",
+                     "--tb", "--log-level", "--junitxml", "--import-mode"})
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    """One pytest invocation: the paths it names and ignores (relative to `tests/`) and
+    its `-m` marker when that is a plain name ("" otherwise)."""
+
+    paths: tuple[str, ...]
+    ignored: tuple[str, ...] = ()
+    marker: str = ""
+
+
+def _clean(token: str) -> str:
+    token = token.strip("'").split("::", 1)[0]
+    changed = True
+    while changed:
+        changed = False
+        for prefix in _PREFIXES:
+            if token.startswith(prefix):
+                token, changed = token[len(prefix):], True
+    return token.rstrip("/") if _PATH.fullmatch(token) else ""
+
+
+def _invocation(text: str) -> PytestRun | None:
+    tokens = _TOKEN.findall(text)
+    paths: list[str] = []
+    ignored: list[str] = []
+    marker = ""
+    index = 0
+    while index < len(tokens) and len(paths) < MAX_PATHS:
+        arg = tokens[index]
+        index += 1
+        if arg.startswith("--ignore"):
+            value = arg.partition("=")[2] or (tokens[index] if index < len(tokens) else "")
+            if "=" not in arg:
+                index += 1
+            if path := _clean(value):
+                ignored.append(path)
+        elif arg == "-m":
+            value = tokens[index].strip("'") if index < len(tokens) else ""
+            index += 1
+            marker = value if _MARKER.fullmatch(value) else "*"
+        elif arg in _VALUED:
+            index += 1
+        elif not arg.startswith("-") and (path := _clean(arg)):
+            paths.append(path)
+    if not paths:
+        return None
+    return PytestRun(tuple(paths), tuple(ignored), "" if marker == "*" else marker)
+
+
+def pytest_runs(commands: Sequence[str]) -> tuple[PytestRun, ...]:
+    """The pytest invocations of a step's commands, in order."""
+    runs: list[PytestRun] = []
+    for command in commands:
+        text = command[:MAX_COMMAND_CHARS]
+        if "pytest" not in text:  # most commands: a plain `in` is cheaper than a regex
+            continue
+        found = [(m.start(), m.end()) for m in _PYTEST.finditer(text)]
+        for (_, start), (following, _) in zip(found, [*found[1:], (len(text), 0)],
+                                              strict=False):
+            if len(runs) >= MAX_RUNS:
+                return tuple(runs)
+            # to the next `pytest` (a newline joins two in one YAML block), or a separator
+            segment = text[start:following]
+            end = _END.search(segment)
+            run = _invocation(segment[: end.start()] if end else segment)
+            if run is not None:
+                runs.append(run)
+    return tuple(runs)
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + "/")
+
+
+def _self_and_folders(path: str) -> list[str]:
+    """`a/b/c` -> [`a/b/c`, `a/b`, `a`]."""
+    keys = [path]
+    cut = path.rfind("/")
+    while cut > 0:
+        keys.append(path[:cut])
+        cut = path.rfind("/", 0, cut)
+    return keys
+
+
+def _mirror(source: str) -> tuple[str, str] | None:
+    """A package file's test folder and test file, as vLLM lays tests out:
+    `vllm/v1/worker/gpu_worker.py` -> (`v1/worker`, `v1/worker/test_gpu_worker.py`)."""
+    if not source.startswith("vllm/") or not source.endswith(".py"):
+        return None
+    folder, _, name = source.removeprefix("vllm/").rpartition("/")
+    stem = name.removesuffix(".py")
+    if stem == "__init__":
+        return None
+    return folder, f"{folder}/test_{stem}.py" if folder else f"test_{stem}.py"
+
+
+def _norm(path: str) -> str:
+    # vLLM names a test folder that would shadow a package with a trailing `_`
+    # (`tests/tokenizers_` for `vllm/tokenizers`).
+    return "/".join(part.rstrip("_") or part for part in path.split("/"))
+
+
+class ChangedTests:
+    """A PR's test files and package modules, indexed so that checking a step costs its
+    paths times their depth, not its paths times the PR's files."""
+
+    def __init__(self, tests: Sequence[tuple[str, str | None]], modules: Sequence[str]):
+        # folder or file (relative to `tests/`) -> the changed tests at or under it, each
+        # with the whole text of an added file (None for a modified one)
+        self._under: dict[str, list[tuple[str, str | None]]] = {}
+        for test, added_text in tests:
+            rel = test.removeprefix("tests/")
+            for key in _self_and_folders(rel):
+                self._under.setdefault(key, []).append((rel, added_text))
+        # a package folder's test folder (`v1/spec_decode`) and the test files of its
+        # modules; a top-level package (`v1`, `entrypoints`) counts only as a whole, as
+        # everything it holds is under it
+        self._folders: set[str] = set()
+        self._files: set[str] = set()
+        for module in modules:
+            mirror = _mirror(module)
+            if mirror is not None:
+                if mirror[0]:
+                    self._folders.add(mirror[0])
+                self._files.add(mirror[1])
+
+    def distance(self, runs: Sequence[PytestRun]) -> int:
+        """How closely the runs reach a changed test file: 0 when one names it, k when
+        one runs a folder k levels above it, -1 when none runs one. A run filtered by a
+        marker an added file never names does not run it (a modified file's markers are
+        not all in its patch)."""
+        best = -1
+        for run in runs:
+            for path in run.paths:
+                for rel, added_text in self._under.get(path, ()):
+                    if not self._runs(run, rel, added_text):
+                        continue
+                    far = rel.count("/") - path.count("/")
+                    best = far if best < 0 else min(best, far)
+        return best
+
+    def tests_run(self, runs: Sequence[PytestRun]) -> set[str]:
+        """The changed tests (`tests/...`) the runs run."""
+        found: set[str] = set()
+        for run in runs:
+            for path in run.paths:
+                for rel, added_text in self._under.get(path, ()):
+                    if self._runs(run, rel, added_text):
+                        found.add("tests/" + rel)
+        return found
+
+    @staticmethod
+    def _runs(run: PytestRun, rel: str, added_text: str | None) -> bool:
+        if any(_within(rel, ignored) for ignored in run.ignored):
+            return False
+        return not (run.marker and added_text is not None and run.marker not in added_text)
+
+    def runs_module_tests(self, runs: Sequence[PytestRun]) -> bool:
+        """Whether a run names a changed module's own tests: its test file, or the test
+        folder mirroring its package folder (`tests/tokenizers_` for
+        `vllm/tokenizers/registry.py`), or, below the top level, a path in it
+        (`v1/spec_decode/test_eagle.py` for `vllm/v1/spec_decode/eagle.py`, not
+        `v1/e2e` for `vllm/v1/utils.py`); a module at the package's top (`vllm/envs.py`)
+        has only its test file."""
+        if not (self._folders or self._files):
+            return False
+        for run in runs:
+            for path in run.paths:
+                norm = _norm(path)
+                if norm in self._files or norm in self._folders or any(
+                        key in self._folders and "/" in key
+                        for key in _self_and_folders(norm)[1:]):
+                    return True
+        return False

@@ -1,0 +1,49 @@
+"""Which platform a change's code runs on, from its paths and the branches it adds."""
+
+from __future__ import annotations
+
+from bot.core.facts import ChangedFile
+from bot.core.repo_config.platform_code import change_platform, file_platform
+
+
+def changed(path: str, *added: str, status: str = "modified") -> ChangedFile:
+    patch = "@@ -1,1 +1,9 @@ class A:\n" + "".join(f"+{line}\n" for line in added)
+    return ChangedFile(filename=path, status=status, additions=len(added), patch=patch)
+
+
+def test_a_path_that_names_one_platform_is_that_platforms() -> None:
+    assert file_platform(changed("vllm/platforms/xpu.py", "x = 1")) == "xpu"
+    assert file_platform(changed("vllm/_xpu_ops.py", "x = 1")) == "xpu"
+    assert file_platform(changed("vllm/v1/attention/backends/rocm_aiter_fa.py")) == "rocm"
+    assert file_platform(changed("csrc/rocm/attention.cu", "int x;")) == "rocm"
+
+
+def test_an_added_branch_on_one_platform_makes_the_file_that_platforms() -> None:
+    assert file_platform(changed("vllm/models/vision.py", "        if (",
+                                 "            current_platform.is_xpu()",
+                                 "            and x.dtype == torch.uint8", "        ):",
+                                 "            return fused(x)")) == "xpu"
+    assert file_platform(changed("vllm/layers/rope.py",
+                                 "        if self.use_aiter and q.dtype == bf16:")) == "rocm"
+    assert file_platform(changed("vllm/layers/rope.py",
+                                 "        if grid_y > _HIP_MAX_GRID_DIM:")) == "rocm"
+
+
+def test_words_in_strings_comments_and_plain_statements_are_no_branch() -> None:
+    assert file_platform(changed("vllm/env_override.py",
+                                 '_PREFIXES = ("vllm::", "vllm_aiter::")',
+                                 "# like ROCm's aiter ops",
+                                 '    if name.startswith("vllm_aiter::"):')) == ""
+    # Both platforms' branches: not one platform's.
+    assert file_platform(changed("vllm/layers/rope.py", "    if current_platform.is_rocm():",
+                                 "    elif current_platform.is_cuda():")) == ""
+    assert file_platform(changed("vllm/cuda_graphs/rocm.py")) == ""  # both in the path
+
+
+def test_the_change_is_one_platforms_only_when_every_source_file_is() -> None:
+    xpu = changed("vllm/_xpu_ops.py", "x = 1")
+    assert change_platform([xpu, changed("tests/test_xpu.py", "x = 1"),
+                            changed("docs/xpu.md", "x")]) == ("xpu", ("vllm/_xpu_ops.py",))
+    assert change_platform([xpu, changed("vllm/config.py", "x = 1")]) == ("", ())
+    assert change_platform([xpu, changed("vllm/platforms/rocm.py", "x = 1")]) == ("", ())
+    assert change_platform([changed("docs/a.md", "x")]) == ("", ())
