@@ -142,9 +142,9 @@ async def _run_commands(
     if wants_help:
         await gh.create_comment(job.repo, job.number, render_help_table(ALL_COMMANDS, lang))
     await gh.add_reaction(job.repo, job.comment_id, "confused" if refusals else "+1")
-    return outcome
     if replies and (insider or ctx.outsider_replies.allow(pr_key)):
         await _reply(gh, job, replies, lang)
+    return outcome
 
 
 def _steer(steer: Steer, command: Command) -> Steer:
