@@ -2,6 +2,7 @@
 
 `python -m bench quality [...]` runs the digest-quality report instead (bench/bench_quality.py);
 `python -m bench repo-config [...]` the repository-config report (bench/bench_repo_config.py);
+`python -m bench writer [...]` the language-model writer on the corpus (bench/bench_writer.py);
 `python -m bench corpus [...]` builds and uses the real-PR corpus (bench/corpus/cli.py);
 `python -m bench conversation [...]` reviewers' asks and the thread's GitHub calls
 (bench/bench_conversation.py).
@@ -11,6 +12,10 @@ from __future__ import annotations
 
 import sys
 
+if sys.argv[1:2] == ["writer"]:
+    from bench import bench_writer
+
+    sys.exit(bench_writer.main(sys.argv[2:]))
 if sys.argv[1:2] == ["corpus"]:
     from bench.corpus import cli
 

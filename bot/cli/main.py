@@ -185,6 +185,15 @@ def _parser() -> argparse.ArgumentParser:
         "--index", type=Path, default=None,
         help="offline: a symbol index (a checkout DIR, or a DB built by `index build`)",
     )
+    digest.add_argument(
+        "--writer-dry-run", action="store_true",
+        help="print the request the writer would send to a language model (the packet and "
+        "the prompt) as JSON, without sending it")
+    digest.add_argument("--writer-url", default=None, metavar="URL",
+                        help="an OpenAI-compatible base URL, e.g. http://vllm:8000/v1")
+    digest.add_argument("--writer-model", default=None, metavar="NAME")
+    digest.add_argument("--writer-timeout", type=float, default=None, metavar="S")
+    digest.add_argument("--writer-max-tokens", type=int, default=None, metavar="N")
     digest.set_defaults(run=_run_digest, quick_exit=True)
 
     from bot.cli.index import add_index_parser
@@ -338,6 +347,20 @@ def _run_digest(args: argparse.Namespace) -> int:
         if args.conversation is not None else None
     digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context,
                           repo_config=config, conversation=conversation)
+    if args.writer_dry_run:
+        from bot.cli.writer_offline import (
+            DRY_RUN_MODEL,
+            base_files_from_checkout,
+            request_json,
+            writer_request,
+        )
+
+        request = writer_request(
+            digest, facts, lang, model=args.writer_model or DRY_RUN_MODEL,
+            max_tokens=args.writer_max_tokens or load_settings().writer_max_tokens,
+            base_files=base_files_from_checkout(args.repo_dir, facts))
+        sys.stdout.write(request_json(request))
+        return 0
     markdown = render_digest(digest)
     _emit(args.format, markdown, digest_json(digest, markdown))
     return 0

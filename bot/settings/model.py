@@ -193,6 +193,26 @@ class Settings(BaseSettings):
         " report as `<context>/<step>`): the digest reads the head's statuses for it, and a"
         " `status` event of this context re-runs the digest; empty: neither",
     )
+    writer_url: str | None = Field(
+        default=None,
+        description="the writer (issue 41): an OpenAI-compatible base URL such as"
+        " `http://vllm:8000/v1` (`vllm serve MODEL`); unset: no language model is asked and"
+        " the digest is what the rules write",
+    )
+    writer_model: str | None = Field(
+        default=None, max_length=200, description="the model name the writer asks for"
+    )
+    writer_api_key: SecretStr | None = Field(
+        default=None, description="the writer endpoint's API key, if it wants one"
+    )
+    writer_timeout: float = Field(
+        default=60.0, gt=0, le=600,
+        description="seconds the writer waits for one reply before the digest stays as the"
+        " rules wrote it",
+    )
+    writer_max_tokens: int = Field(
+        default=2048, gt=0, le=32768, description="the most tokens the writer's reply may use"
+    )
     log_level: str = Field(
         default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
     )
@@ -202,7 +222,8 @@ class Settings(BaseSettings):
         "when stderr is a terminal, else JSON",
     )
 
-    @field_validator("app_id", "private_key_path", "bot_login", "log_format", mode="before")
+    @field_validator("app_id", "private_key_path", "bot_login", "log_format", "writer_url",
+                     "writer_model", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         # `DIGEST_APP_ID=` in an env file means "not set", not "an invalid integer".
@@ -217,10 +238,12 @@ class Settings(BaseSettings):
             return value
         if not value.strip():
             return DEFAULT_GITHUB_API_URL
-        parts = urlsplit(value.strip())
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"must be an http(s) URL with a host, e.g. {DEFAULT_GITHUB_API_URL}")
-        return value.strip()
+        return _http_url(value, DEFAULT_GITHUB_API_URL)
+
+    @field_validator("writer_url")
+    @classmethod
+    def _writer_url_with_scheme(cls, value: str | None) -> str | None:
+        return None if value is None else _http_url(value, "http://vllm:8000/v1")
 
     @field_validator("log_level")
     @classmethod
@@ -232,7 +255,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "private_key", "webhook_secret", "github_token", "view_token", "database_url",
-        mode="before"
+        "writer_api_key", mode="before"
     )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
@@ -329,3 +352,9 @@ class Settings(BaseSettings):
                     "live needs DIGEST_APP_ID and DIGEST_PRIVATE_KEY(_PATH)")
         return "no credentials: unauthenticated reads, no writes"
 
+
+def _http_url(value: str, example: str) -> str:
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"must be an http(s) URL with a host, e.g. {example}")
+    return value.strip()

@@ -83,14 +83,16 @@ MAY_IMPORT: dict[str, set[str]] = {
     "bot.__main__": {"bot.cli"},
     "bot.cli": {"bot.core", "bot.db", "bot.github", "bot.handlers", "bot.observe",
                 "bot.queue", "bot.repo_index", "bot.rulebook", "bot.service", "bot.settings",
-                "bot.view"},
+                "bot.view", "bot.writer"},
     "bot.service": {"bot.core", "bot.db", "bot.github", "bot.handlers", "bot.intake",
                     "bot.observe", "bot.queue", "bot.repo_index", "bot.rulebook",
-                    "bot.settings", "bot.view"},
+                    "bot.settings", "bot.view", "bot.writer"},
     "bot.view": {"bot.core", "bot.db", "bot.github", "bot.handlers", "bot.queue",
                  "bot.settings"},
     "bot.handlers": {"bot.core", "bot.github", "bot.observe", "bot.queue", "bot.repo_index",
-                     "bot.settings"},
+                     "bot.settings", "bot.writer"},
+    # The writer's client (issue 41): the OpenAI-compatible endpoint, nothing of GitHub.
+    "bot.writer": {"bot.core", "bot.observe", "bot.settings"},
     "bot.repo_index": {"bot.core", "bot.github"},
     "bot.intake": {"bot.observe", "bot.queue", "bot.settings"},
     "bot.queue": {"bot.db", "bot.github", "bot.observe", "bot.settings"},
@@ -118,8 +120,11 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     # findings: the CI plan (relevant-ci-not-run judges how its steps fared). label_view:
     # the triage fields the label view stores (judging/triage.py).
     "judging": {"facts", "findings", "label_view", "reading", "rules", "vocabulary"},
+    # The language-model writer (issue 41): the packet from the digest's data, the
+    # request, the verification of a reply. Pure, like the rest.
+    "writer": {"facts", "findings", "reading", "repo_index", "vocabulary"},
     # Only rendering words the findings: no stage before it imports it.
-    "render": {"commands", "findings", "reading", "repo_index", "vocabulary"},
+    "render": {"commands", "findings", "reading", "repo_index", "vocabulary", "writer"},
     "digest": {"facts", "findings", "judging", "reading", "repo_config",
                "repo_index", "routing", "rules", "vocabulary"},
 }

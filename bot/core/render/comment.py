@@ -40,7 +40,9 @@ from bot.core.render.sections import (
 from bot.core.render.specific import check_lines, link_lines
 from bot.core.render.unavailable import unavailable_lines
 from bot.core.render.words import verdict_reason
+from bot.core.render.written import summary_line, written_by_line, written_check_lines
 from bot.core.vocabulary import Lang
+from bot.core.writer.result import WriterResult
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -109,9 +111,15 @@ def digest_marker(digest: Digest) -> Marker:
 
 
 def render_digest(
-    digest: Digest, *, ticked: frozenset[str] = frozenset(), budget: int = DEFAULT_BUDGET
+    digest: Digest, *, ticked: frozenset[str] = frozenset(), budget: int = DEFAULT_BUDGET,
+    written: WriterResult | None = None,
 ) -> str:
-    """The whole comment body, at most `budget` characters whatever the digest holds."""
+    """The whole comment body, at most `budget` characters whatever the digest holds.
+
+    `written`: the writer's verified text (issue 41); when it holds any, its summary goes
+    under the headline and its points replace the rules' reading lines."""
+    if written is not None and not written.written:
+        written = None
     if budget < MIN_BUDGET:
         raise ValueError(f"budget must be at least {MIN_BUDGET} characters")
     if digest.verdict == "quiet":
@@ -124,12 +132,14 @@ def render_digest(
     for detail in _LADDER[:-1]:
         # Abandon a level as soon as it overflows: a 3,000-file digest at full
         # detail would otherwise escape megabytes of text only to throw it away.
-        sections = _materialize(_parts(digest, ticked, replace(detail, max_chars=budget)), budget)
+        sections = _materialize(
+            _parts(digest, ticked, replace(detail, max_chars=budget), written), budget)
         if sections is not None:
             text = _join(sections)
             if len(text) <= budget:
                 return text
-    last = _materialize(_parts(digest, ticked, replace(_LADDER[-1], max_chars=budget)), None)
+    last = _materialize(
+        _parts(digest, ticked, replace(_LADDER[-1], max_chars=budget), written), None)
     return _fit(last or [], budget, digest.lang)
 
 
@@ -178,13 +188,16 @@ def _fit(sections: list[_Section], budget: int, lang: Lang) -> str:
     return "\n".join(kept).rstrip() + "\n\n" + notice
 
 
-def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str, Iterator[str]]]:
+def _parts(
+    digest: Digest, ticked: frozenset[str], d: Detail, written: WriterResult | None = None
+) -> list[tuple[str, Iterator[str]]]:
     lang = digest.lang
+    reading = written_check_lines(written, lang) if written else check_lines(digest)
     return [
-        ("head", _head(digest)),
+        ("head", _head(digest, written)),
         ("who", titled("who", lang, who_lines(digest))),
         ("check", titled("check", lang, chain(
-            check_lines(digest), ci_lines(digest), unavailable_lines(digest, "repo_config"),
+            reading, ci_lines(digest), unavailable_lines(digest, "repo_config"),
             unavailable_lines(digest, "ci")))),
         ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
         ("conversation", titled("conversation", lang, chain(
@@ -199,11 +212,11 @@ def _parts(digest: Digest, ticked: frozenset[str], d: Detail) -> list[tuple[str,
         ("ci", ci_detail_lines(digest)),
         ("trace", trace_lines(digest, d)),
         ("notes", titled("notes", lang, note_lines(digest, d))),
-        ("footer", _footer(digest)),
+        ("footer", _footer(digest, written)),
     ]
 
 
-def _head(digest: Digest) -> Iterator[str]:
+def _head(digest: Digest, written: WriterResult | None = None) -> Iterator[str]:
     lang = digest.lang
     headline = t(lang, f"render.verdict.{digest.verdict}")
     if digest.verdict != "quiet":
@@ -222,9 +235,16 @@ def _head(digest: Digest) -> Iterator[str]:
             lang, "render.ai_assisted")
     if reason:
         yield sanitize_trusted(reason, 300)
+    summary = summary_line(written)
+    if summary:
+        yield ""
+        yield summary
 
 
-def _footer(digest: Digest) -> Iterator[str]:
+def _footer(digest: Digest, written: WriterResult | None = None) -> Iterator[str]:
+    if written is not None:
+        yield written_by_line(written, digest.lang)
+        yield ""
     sha = digest_marker(digest).head_sha[:7]
     text = t(digest.lang, "render.footer", sha=f"`{sha}`" if sha else "—")
     yield f"<sub>{sanitize_trusted(text, 300)}</sub>"

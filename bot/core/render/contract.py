@@ -9,13 +9,16 @@ from typing import Any
 from bot.core.findings import CiPlan, CiStepRef, Digest
 from bot.core.render.words import note_text, risk_evidence, risk_text, rule_text, verdict_reason
 from bot.core.vocabulary import Lang
+from bot.core.writer.result import WriterResult
 
 # The language of the contract's worded keys: one for every digest, so the JSON does not
 # depend on the language the comment is written in.
 WORDED_IN: Lang = "en"
 
 
-def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
+def digest_json(
+    digest: Digest, markdown: str, writer: WriterResult | None = None
+) -> dict[str, Any]:
     """The `--format json` contract (docs/architecture.md): stable keys, extended not renamed.
 
     The same for every language but `lang` and `markdown`: the findings are data, and the
@@ -123,6 +126,10 @@ def digest_json(digest: Digest, markdown: str) -> dict[str, Any]:
         "files_total": digest.files_total,
         "additions": digest.additions,
         "deletions": digest.deletions,
+        # The language-model writer (issue 41): {status, model, prompt_version,
+        # packet_sha256, lang, reason, kept, dropped[{section, text, reason, detail}],
+        # tokens{prompt, completion}}; status "off" when no writer was asked.
+        "writer": (writer or WriterResult(status="off")).to_json(),
         "markdown": markdown,
     }
 

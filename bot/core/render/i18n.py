@@ -195,6 +195,15 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.files_count.one": {"en": "1 file", "zh": "1 个文件"},
     "render.check": {"en": "What to check", "zh": "需要核实的内容"},
     "render.links": {"en": "Linked work", "zh": "关联工作"},
+    # The writer's lines (bot/core/render/written.py): a language model worded them from
+    # the digest's facts, each verified against the PR before it is shown.
+    "render.written.gap": {"en": "Gap:", "zh": "缺口:"},
+    "render.written.not_needed": {"en": "Need not be re-checked:", "zh": "无需重复核实:"},
+    "render.written.lesson": {"en": "Lesson:", "zh": "经验:"},
+    "render.written.by": {
+        "en": "_Worded by {model} from the facts of this PR; every line checked against it._",
+        "zh": "_由 {model} 根据本 PR 的事实撰写;每一行都已对照 PR 核对。_",
+    },
     "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
     "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},
     # A Chinese reader's one-line gist of an English quote: what kind of choice it states

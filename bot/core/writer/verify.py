@@ -1,0 +1,209 @@
+"""Verification of a writer model's reply before anything is shown (issue 41).
+
+Every item must rest on what the model was given: each code span, identifier, file path,
+number, `#N` and `@login` in it occurs in the packet; it cites a fact of the packet or a
+changed path; it contradicts no fact (a risk's severity, a changed symbol said to be
+unchanged); it uses none of the packet's internal words. What fails is dropped with a
+reason key and kept in the result, never shown. Escaping is rendering's job."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from itertools import pairwise
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.core.writer.packet import Packet
+from bot.core.writer.reply import Item, Reply
+from bot.core.writer.request import PROMPT_VERSION
+from bot.core.writer.result import Dropped, Section, WriterResult, WriterStatus, WrittenItem
+
+# A reply is read only this far: a model looping past max_tokens is not worth more.
+MAX_REPLY_CHARS = 200_000
+
+_CODE = re.compile(r"`+([^`]+)`+")
+_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+", re.ASCII)
+_REF = re.compile(r"(?:^|(?<=[^\w&]))#(\d+)", re.ASCII)
+_LOGIN = re.compile(r"(?:^|(?<=[^\w]))@([A-Za-z0-9][A-Za-z0-9-]*(?:\[bot\])?)", re.ASCII)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?", re.ASCII)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", re.ASCII)
+_INTERNAL = re.compile(
+    r"\b(?:packet|analy[sz]er|fact ids?|digest json|verdict_grounds|not_needed|"
+    r"reading_minutes|repo_context)\b|数据包|分析器|事实编号", re.IGNORECASE)
+_UNCHANGED = re.compile(
+    r"\b(?:unchanged|untouched|not (?:changed|modified|touched)|does not (?:change|modify|"
+    r"touch)|doesn't (?:change|touch))\b|未改|没有改|未修改|没有修改|保持不变", re.IGNORECASE)
+_SEVERITY_WORDS = {
+    "high": ("high", "高风险", "高危"),
+    "medium": ("medium", "中等风险", "中风险"),
+    "low": ("low", "低风险", "低危"),
+}
+_LINE_CITE = re.compile(r"^(.+?):(\d+)(?:-(\d+))?$")
+
+
+def verify(packet: Packet, raw_reply_text: str, *, model: str = "", lang: str = "en"
+           ) -> WriterResult:
+    """The reply checked against the packet; the result's status says how it went."""
+    base = WriterResult(status="ok", model=model, prompt_version=PROMPT_VERSION,
+                        packet_sha256=packet.sha256, lang=lang)
+    parsed = _parse(raw_reply_text[:MAX_REPLY_CHARS])
+    if parsed is None:
+        return _failed(base, "not_json", "the reply is not a JSON object")
+    try:
+        reply = Reply.model_validate(parsed)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        return _failed(base, "schema", f"{where}: {first['msg']}")
+    checker = _Checker(packet)
+    kept: list[WrittenItem] = []
+    dropped: list[Dropped] = []
+    for section, item in _items(reply):
+        verdict = checker.check(item, needs_cite=section not in ("title", "summary"))
+        if verdict is None:
+            cites = tuple(c for c in item.cites if checker.known_cite(c))
+            kept.append(WrittenItem(section, item.text.strip(), cites))
+        else:
+            dropped.append(Dropped(section, item.text, *verdict))
+    body = [k for k in kept if k.section not in ("title",)]
+    status: WriterStatus = "nothing_verified" if not body else ("partial" if dropped else "ok")
+    return WriterResult(status=status, model=model, prompt_version=PROMPT_VERSION,
+                        packet_sha256=packet.sha256, lang=lang, items=tuple(kept),
+                        dropped=tuple(dropped),
+                        reason="" if body else "no item survived verification")
+
+
+def _failed(base: WriterResult, status: WriterStatus, reason: str) -> WriterResult:
+    return WriterResult(status=status, model=base.model, prompt_version=base.prompt_version,
+                        packet_sha256=base.packet_sha256, lang=base.lang, reason=reason)
+
+
+def _parse(text: str) -> dict[str, Any] | None:
+    candidates = [text.strip()]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:  # JSON mode's reply wrapped in a Markdown fence or a sentence
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _items(reply: Reply) -> Iterator[tuple[Section, Item]]:
+    if reply.title.strip():
+        yield "title", Item(text=reply.title, cites=[])
+    if reply.summary.strip():
+        yield "summary", Item(text=reply.summary, cites=[])
+    for section, items in (("points", reply.points), ("not_needed", reply.not_needed),
+                           ("gaps", reply.gaps)):
+        for item in items:
+            if item.text.strip():
+                yield section, item  # type: ignore[misc]
+    if reply.lesson is not None and reply.lesson.text.strip():
+        yield "lesson", reply.lesson
+
+
+class _Checker:
+    def __init__(self, packet: Packet) -> None:
+        self.text = packet.text()
+        self.plain = self.text.replace(",", "")
+        self.fact_ids = packet.fact_ids
+        self.paths = frozenset(packet.paths)
+        self.severity = {fact.id: str(fact.data.get("severity", ""))
+                         for fact in packet.facts if fact.id.startswith("risk.")}
+        self.changed = {str(fact.data.get("name")): str(fact.data.get("change"))
+                        for fact in packet.facts if fact.id.startswith("symbol.")}
+
+    def known_cite(self, cite: str) -> bool:
+        cite = cite.strip().strip("`[]")
+        if cite in self.fact_ids or cite in self.paths:
+            return True
+        match = _LINE_CITE.match(cite)
+        return match is not None and match.group(1) in self.paths
+
+    def occurs(self, token: str) -> bool:
+        if token in self.text or token.replace(",", "") in self.plain:
+            return True
+        # `Class.method`, `module.function`: a qualified name whose parts are each there.
+        parts = token.removesuffix("()").split(".")
+        return len(parts) > 1 and all(_IDENT.fullmatch(p) and re.search(
+            rf"(?<!\w){re.escape(p)}(?!\w)", self.text) for p in parts)
+
+    def check(self, item: Item, *, needs_cite: bool) -> tuple[str, str] | None:
+        """None when the item holds; else (reason, detail)."""
+        text = item.text
+        internal = _INTERNAL.search(text)
+        if internal:
+            return "internal-word", internal.group(0)
+        leaked = next((i for i in self.fact_ids if re.search(
+            rf"(?<![\w.-]){re.escape(i)}(?![\w-])", text)), None)
+        if leaked is not None and not self.occurs_outside_facts(leaked):
+            return "internal-word", leaked
+        found = self._ungrounded(text)
+        if found is not None:
+            return found
+        if needs_cite and not any(self.known_cite(c) for c in item.cites):
+            return "no-cite", ", ".join(item.cites)[:200]
+        return self._contradiction(item)
+
+    def occurs_outside_facts(self, token: str) -> bool:
+        # A fact id that is also real text of the PR (a dotted name) may be named.
+        return self.text.count(token) > self.text.count(f"[{token}]")
+
+    def _ungrounded(self, text: str) -> tuple[str, str] | None:
+        for span in _CODE.findall(text):
+            if not self.occurs(span.strip()):
+                return "unknown-code", span
+        for path in _PATH.findall(text):
+            bare = _LINE_CITE.sub(r"\1", path)
+            if not self.occurs(bare):
+                return "unknown-path", path
+        for number in _REF.findall(text):
+            if not self.occurs(number):
+                return "unknown-reference", f"#{number}"
+        for login in _LOGIN.findall(text):
+            if f"@{login}" not in self.text and f'"{login}"' not in self.text:
+                return "unknown-login", f"@{login}"
+        prose = _CODE.sub(" ", text)
+        for word in _WORD.findall(prose):
+            if _looks_like_code(word) and not self.occurs(word.removesuffix("()")):
+                return "unknown-identifier", word
+        for number in _NUMBER.findall(_PATH.sub(" ", prose)):
+            if not self.occurs(number):
+                return "unknown-number", number
+        return None
+
+    def _contradiction(self, item: Item) -> tuple[str, str] | None:
+        text = item.text
+        lowered = text.lower()
+        for cite in item.cites:
+            severity = self.severity.get(cite.strip().strip("`[]"))
+            if not severity:
+                continue
+            said = {level for level, words in _SEVERITY_WORDS.items()
+                    if any(re.search(rf"\b{w}\b" if w.isascii() else re.escape(w), lowered)
+                           for w in words)}
+            if said and severity not in said:
+                return "contradicts-severity", f"{cite}: {severity}"
+        if _UNCHANGED.search(text):
+            for name in self.changed:
+                if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text):
+                    return "contradicts-change", name
+        return None
+
+
+def _looks_like_code(word: str) -> bool:
+    """snake_case, dotted.names, camelCase, calls: not an English word. (Capitals alone
+    are not: GPU, CUDA and FP8 are prose.)"""
+    bare = word.removesuffix("()")
+    if word.endswith("()") or "_" in bare or "." in bare:
+        return True
+    return any(a.islower() and b.isupper() for a, b in pairwise(bare))
