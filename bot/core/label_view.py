@@ -178,6 +178,7 @@ def summarize(
 # What of the writer's output a row shows, bounded like any stored text.
 MAX_WRITTEN = 600
 MAX_WRITTEN_TITLE = 120
+MAX_WRITTEN_ITEMS = 50  # the title and summary come first; a stored row is not trusted
 
 
 def _written(digest: Mapping[str, Any]) -> dict[str, str]:
@@ -185,12 +186,14 @@ def _written(digest: Mapping[str, Any]) -> dict[str, str]:
     writer = digest.get("writer")
     if not isinstance(writer, dict) or writer.get("status") not in ("ok", "partial"):
         return {}
-    summary = writer.get("summary")
-    title = writer.get("title") if digest.get("lang") == "zh" else None
-    return {
-        "written": summary[:MAX_WRITTEN] if isinstance(summary, str) else "",
-        "written_title": title[:MAX_WRITTEN_TITLE] if isinstance(title, str) else "",
-    }
+    kept = writer.get("kept")
+    first: dict[str, str] = {}
+    for item in kept[:MAX_WRITTEN_ITEMS] if isinstance(kept, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            first.setdefault(str(item.get("section")), item["text"])
+    title = first.get("title", "") if digest.get("lang") == "zh" else ""
+    return {"written": first.get("summary", "")[:MAX_WRITTEN],
+            "written_title": title[:MAX_WRITTEN_TITLE]}
 
 
 def _round_robin(lists: Sequence[Sequence[Any]], limit: int) -> tuple[str, ...]:

@@ -203,13 +203,13 @@ async def sync_pull_request(
         log.info("written section not posted: the PR changed meanwhile",
                  extra={"repo": repo, "pr": number})
         return SyncOutcome("stale", pr, digest)
-    if writing is not None and writing.result is not None:
-        digest = digest.model_copy(update={"writer": writing.result})
+    written = writing.result if writing is not None else None
     # Nothing for reviewers: an existing digest is reduced to the quiet body.
     quiet = digest.model_copy(update={"verdict": "quiet"})
     quiet_body = render_digest(quiet)
     markdown: str | None = render_digest(
-        digest, ticked=existing_ticks(comments, ctx.bot_login)) if wanted else None
+        digest, ticked=existing_ticks(comments, ctx.bot_login), written=written,
+    ) if wanted else None
     plan = plan_sticky(comments, ctx.bot_login, markdown, quiet_body=quiet_body, seen=_seen(pr))
     # As a check only, no comment is created (a new comment notifies every subscriber);
     # one posted before is still edited in place (an edit notifies nobody), never left stale.
@@ -233,14 +233,16 @@ async def sync_pull_request(
             facts, rules, other, explain=explain, extra_notes=other_notes,
             repo_context=context, repo_config=config, head_statuses=statuses,
             conversation=conversation,
-        ).model_copy(update={**extras, "writer": writing.others.get(other) if writing else None})
+        ).model_copy(update=extras)
 
     on_labels = {label.casefold() for label in (*pr.labels, *digest.labels)}
     routes_to = tuple(dict.fromkeys(
         user for label, pool in rules.routing.pools.items()
         if label.casefold() in on_labels for user in pool.users
     ))
-    await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to))
+    shown = {**(writing.others if writing else {}), **({lang: written} if written else {})}
+    await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to,
+                                  shown))
     return SyncOutcome(action, pr, digest, markdown,
                        wants_writing=writing is not None and writing.result is None
                        and not steer.may_write)

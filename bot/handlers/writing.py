@@ -6,11 +6,12 @@ service without it imports none of it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Digest
 from bot.core.vocabulary import Lang
+from bot.core.writer.result import WriterResult
 from bot.github.protocol import GitHubAPI
 from bot.queue.store import Job, JobStore, NewJob
 
@@ -29,10 +30,10 @@ class Writing:
 
     # The writer's result (its `writer` JSON and written section), or None: nothing yet
     # (never asked, or another run is writing it right now).
-    result: Any = None
+    result: WriterResult | None = None
     asked: bool = False  # this run called the endpoint: time passed, the PR may have moved
     # Results stored in the other languages, for the label view's other rows.
-    others: dict[Lang, Any] = field(default_factory=dict)
+    others: dict[Lang, WriterResult] = field(default_factory=dict)
 
 
 class Writer(Protocol):

@@ -328,8 +328,12 @@ def test_pages_cut_the_groups_as_one_list_and_keep_the_counts_over_all_rows() ->
 def _written_digest(lang: str, status: str) -> dict[str, Any]:
     return {
         "verdict": "read", "reading_minutes": 5, "lang": lang,
-        "writer": {"status": status, "summary": "Moves the YaRN factor into `get_rope`.",
-                   "title": "将 YaRN 缩放因子移入 get_rope"},
+        "writer": {"status": status, "kept": [
+            {"section": "title", "text": "将 YaRN 缩放因子移入 get_rope", "cites": []},
+            {"section": "summary", "text": "Moves the YaRN factor into `get_rope`.",
+             "cites": []},
+            {"section": "points", "text": "Check `mscale`.", "cites": ["risk.numerics"]},
+        ]},
     }
 
 
