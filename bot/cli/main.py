@@ -361,8 +361,13 @@ def _run_digest(args: argparse.Namespace) -> int:
             base_files=base_files_from_checkout(args.repo_dir, facts))
         sys.stdout.write(request_json(request))
         return 0
-    markdown = render_digest(digest)
-    _emit(args.format, markdown, digest_json(digest, markdown))
+    written = None
+    if args.writer_url:
+        from bot.cli.writer_offline import write_offline
+
+        written = write_offline(digest, facts, lang, args, load_settings())
+    markdown = render_digest(digest, written=written)
+    _emit(args.format, markdown, digest_json(digest, markdown, written))
     return 0
 
 
