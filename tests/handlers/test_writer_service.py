@@ -88,7 +88,8 @@ async def test_a_spent_budget_asks_nothing_and_says_so(cache: WriterCache, clock
     ask = ScriptedEndpoint()
     service = _service(cache, ask, clock, tokens_per_hour=PACKET.tokens + 499)
     result = await service.write(PACKET, "en")
-    assert result is not None and result.status == "budget"
+    assert result is not None
+    assert result.status == "budget"
     assert "tokens are spent" in result.reason
     assert ask.requests == []
     assert await service.cached(PACKET, "en") == result  # no loop: stored as the answer
@@ -104,7 +105,8 @@ async def test_the_budget_counts_what_a_call_used_not_what_it_reserved(
     assert await service.write(PACKET, "en") == GOOD
     assert await service.write(PACKET, "zh") == GOOD
     result = await service.write(Packet(**{**PACKET.__dict__, "number": 8}), "en")
-    assert result is not None and result.status == "budget"
+    assert result is not None
+    assert result.status == "budget"
     assert len(ask.requests) == 2
 
 
