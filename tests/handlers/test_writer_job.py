@@ -6,7 +6,7 @@ with a scripted writer standing in for the model side (injected, as the service 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,12 +14,17 @@ import pytest
 
 from bot.core.facts import PullRequestFacts
 from bot.core.findings import Digest
+from bot.core.writer.packet import Packet
+from bot.core.writer.request import WriterRequest
+from bot.core.writer.result import Tokens, WriterResult, WrittenItem
 from bot.github.protocol import GitHubAPI
 from bot.handlers.context import HandlerContext
 from bot.handlers.processor import JobProcessor
-from bot.handlers.writing import Writing, writer_key
+from bot.handlers.writer import WriterService
+from bot.handlers.writing import Writer, Writing, writer_key
 from bot.queue.ledger import Ledger
 from bot.queue.store import Job, SqliteJobStore, pr_key
+from bot.queue.writer_cache import WriterCache, writer_schema
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
 from tests.github_env import factory_for, make_settings
@@ -64,6 +69,8 @@ class Env:
     writer: ScriptedWriter
     on: JobProcessor
     off: JobProcessor
+    ledger: Ledger
+    with_writer: Callable[[Writer], JobProcessor]
 
 
 @pytest.fixture
@@ -75,9 +82,12 @@ async def env(
     ledger = Ledger(tmp_path / "bot.db")
     writer = ScriptedWriter(state)
     factory = factory_for(settings)
-    yield Env(store, writer,
-              JobProcessor(settings, factory, make_ctx(writer=writer), store, ledger),
-              JobProcessor(settings, factory, make_ctx(), store, ledger))
+
+    def with_writer(writer: Writer) -> JobProcessor:
+        return JobProcessor(settings, factory, make_ctx(writer=writer), store, ledger)
+
+    yield Env(store, writer, with_writer(writer),
+              JobProcessor(settings, factory, make_ctx(), store, ledger), ledger, with_writer)
     store.close()
     ledger.close()
 
@@ -134,3 +144,48 @@ async def test_a_push_while_writing_keeps_the_older_writing_off_the_comment(
     await env.on(_job("writer"))
     assert state.bot_comments(REPO, 1, BOT) == posted
     assert state.count("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}") == edits
+
+
+@dataclass
+class Endpoint:
+    """The model side: every request answered with the same verified result."""
+
+    requests: list[str] = field(default_factory=list)
+
+    async def __call__(self, request: WriterRequest, packet: Packet) -> WriterResult:
+        self.requests.append(packet.sha256)
+        return WriterResult(status="ok", model=request.model, packet_sha256=packet.sha256,
+                            items=(WrittenItem("summary", "Guards the checker."),
+                                   WrittenItem("points", "Start with the checker.")),
+                            tokens=Tokens(prompt=900, completion=60))
+
+
+async def test_the_writer_job_edits_the_digest_in_place_and_a_rerun_asks_nothing(
+    env: Env, state: FakeGitHubState, tmp_path: Path
+) -> None:
+    writer_schema(tmp_path / "bot.db")
+    endpoint = Endpoint()
+    on = env.with_writer(WriterService(
+        model="Qwen/Qwen3-8B", max_tokens=500, tokens_per_hour=100_000, timeout_seconds=5.0,
+        cache=WriterCache(env.ledger.writer), ask=endpoint))
+    await on(_job("pr"))
+    (posted,) = state.comments_on(REPO, 1)
+    assert "Guards the checker." not in posted.body
+    assert endpoint.requests == []  # a digest job never asks
+    assert await _queued(env.store) == [("writer", writer_key(REPO, 1))]
+    claimed = await env.store.claim()
+    assert claimed is not None
+    await env.store.complete(claimed.id)
+
+    await on(_job("writer"))
+    (written,) = state.comments_on(REPO, 1)
+    assert written.id == posted.id  # an edit, not a second comment
+    assert "Guards the checker." in written.body
+    assert "- Start with the checker." in written.body
+    assert len(endpoint.requests) == 1
+
+    body = written.body
+    await on(_job("pr"))  # a re-delivery: the stored result, no call, no writer job
+    assert len(endpoint.requests) == 1
+    assert state.bot_comments(REPO, 1, BOT) == [body]
+    assert await _queued(env.store) == []
