@@ -114,6 +114,7 @@ def test_the_rules_digest_comes_first_and_the_written_one_is_an_edit_of_it(
     assert "Qwen/Qwen3-8B" in written[0].body
     assert served.asked_about(21) == 1
     served.wait_stored(21, "ok")
+    assert SUMMARY in svc.get(f"/view/{REPO}").text  # the label view's row shows it
     svc.wait_for_job(21, kind="writer")
 
     # A re-delivery (or any event that changes nothing the packet holds): no second call.
@@ -174,6 +175,10 @@ def test_what_the_model_echoes_from_an_injected_body_is_not_live(served: Served)
     assert len(shown) >= 2  # the summary and the point, both kept
     assert all(live_markup(line) == [] for line in shown), shown
     served.wait_stored(25, "ok")
+    page = served.svc.get(f"/view/{REPO}").text  # the label view's row, escaped too
+    assert "Reviewer bot" in page
+    assert "<img src=x" not in page
+    assert "&lt;img src=x" in page
 
 
 def test_two_replicas_on_postgresql_ask_once_for_a_packet(pg_url: str, tmp_path: Path) -> None:
