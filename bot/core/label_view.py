@@ -106,6 +106,10 @@ class Summary:
     # author's move (an outsider's ask is shown, and moves nothing).
     waiting_asks: int = 0
     triage: Triage = field(default_factory=Triage)
+    # The writer's verified summary (issue 41), and in Chinese its one-line title as the
+    # reference view shows one; "" when nothing written passed verification.
+    written: str = ""
+    written_title: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +120,7 @@ class Summary:
             "asked": self.asked, "answered": self.answered,
             "waiting_asks": self.waiting_asks,
             "triage": self.triage.to_json(),
+            "written": self.written, "written_title": self.written_title,
         }
 
     @classmethod
@@ -136,6 +141,8 @@ class Summary:
             waiting_asks=int(data.get("waiting_asks", int(data.get("asked", 0))
                                       - int(data.get("answered", 0)))),
             triage=Triage.from_json(data.get("triage") or {}),
+            written=str(data.get("written", "")),
+            written_title=str(data.get("written_title", "")),
         )
 
 
@@ -164,7 +171,29 @@ def summarize(
         waiting_asks=sum(1 for ask in asks
                          if ask.get("status") == "open" and ask.get("access") == "write"),
         triage=triage or Triage(),
+        **_written(digest),
     )
+
+
+# What of the writer's output a row shows, bounded like any stored text.
+MAX_WRITTEN = 600
+MAX_WRITTEN_TITLE = 120
+MAX_WRITTEN_ITEMS = 50  # the title and summary come first; a stored row is not trusted
+
+
+def _written(digest: Mapping[str, Any]) -> dict[str, str]:
+    """The writer's summary and (in Chinese) title, when what it wrote was verified."""
+    writer = digest.get("writer")
+    if not isinstance(writer, dict) or writer.get("status") not in ("ok", "partial"):
+        return {}
+    kept = writer.get("kept")
+    first: dict[str, str] = {}
+    for item in kept[:MAX_WRITTEN_ITEMS] if isinstance(kept, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            first.setdefault(str(item.get("section")), item["text"])
+    title = first.get("title", "") if digest.get("lang") == "zh" else ""
+    return {"written": first.get("summary", "")[:MAX_WRITTEN],
+            "written_title": title[:MAX_WRITTEN_TITLE]}
 
 
 def _round_robin(lists: Sequence[Sequence[Any]], limit: int) -> tuple[str, ...]:

@@ -273,6 +273,28 @@ ALTER TABLE jobs ADD COLUMN outsider BOOLEAN NOT NULL DEFAULT false;
     Migration(8, "view_prs.requested: the PR's requested reviewers", """
 ALTER TABLE view_prs ADD COLUMN requested TEXT NOT NULL DEFAULT '[]';
 """),
+    # The writer's results keyed by (packet, model, prompt version), shared by replicas
+    # so a packet is written once; its claims (status 'writing') and the hour's token
+    # spend (issue 41; bot/queue/writer_cache_pg.py).
+    Migration(9, "writer_results and writer_spend: the writer's cache and budget", """
+CREATE TABLE writer_results (
+    packet_sha256 TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    written_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (packet_sha256, model, prompt_version)
+);
+CREATE INDEX writer_results_written ON writer_results (written_at);
+CREATE TABLE writer_spend (
+    id BIGSERIAL PRIMARY KEY,
+    spent_at DOUBLE PRECISION NOT NULL,
+    tokens INTEGER NOT NULL
+);
+"""),
 )
 
 _CREATE_TABLE = """

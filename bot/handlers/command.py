@@ -31,7 +31,7 @@ from bot.github.pacing import MAINTAINER, OUTSIDER, WriteSkipped, writes_as
 from bot.github.protocol import GitHubAPI
 from bot.handlers import digest, routing
 from bot.handlers.context import HandlerContext, permission_of
-from bot.handlers.digest import Steer, sync_pull_request
+from bot.handlers.digest import Steer, SyncOutcome, sync_pull_request
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +77,11 @@ async def from_outsider(gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJ
 
 async def handle_command_comment(
     gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob
-) -> None:
+) -> SyncOutcome | None:
+    """The digest run the commands asked for, if any (its writer job is the caller's)."""
     commands = _commands(job)
     if not commands or _is_bot(job):
-        return
+        return None
     repo_rules = await ctx.rules.rules_for(gh, job.repo)
     # Permission first: nothing is spent or posted before we know who is asking.
     permission = await permission_of(gh, ctx, job.repo, job.author)
@@ -88,13 +89,13 @@ async def handle_command_comment(
     insider = is_insider(job.author, permission, trusted)
     # A maintainer's writes go before the digests'; anyone else's after (bot/github/pacing).
     with writes_as(MAINTAINER if insider else OUTSIDER):
-        await _run_commands(gh, ctx, job, commands, permission, trusted, insider)
+        return await _run_commands(gh, ctx, job, commands, permission, trusted, insider)
 
 
 async def _run_commands(
     gh: GitHubAPI, ctx: HandlerContext, job: CommentCommandJob, commands: Sequence[Command],
     permission: Permission, trusted: Collection[str], insider: bool,
-) -> None:
+) -> SyncOutcome | None:
     lang: Lang = ctx.language
     pr_key = f"{job.repo}#{job.number}"
     pr = await gh.get_pull(job.repo, job.number)
@@ -128,20 +129,22 @@ async def _run_commands(
     if (runs or (insider and replies)) and not budget.allow(pr_key):
         log.info("command budget of %s spent", pr_key, extra={"repo": job.repo, "pr": job.number})
         await _refuse_quietly(gh, ctx, job, pr_key, insider)
-        return
+        return None
     if not runs:
         await _refuse_quietly(gh, ctx, job, pr_key, insider)
         if replies and (insider or ctx.outsider_replies.allow(pr_key)):
             await _reply(gh, job, replies, lang)
-        return
+        return None
     await gh.add_reaction(job.repo, job.comment_id, "eyes")
+    outcome = None
     if steer != Steer(overrides_mute=insider):
-        await sync_pull_request(gh, ctx, job.repo, job.number, steer, pr=pr)
+        outcome = await sync_pull_request(gh, ctx, job.repo, job.number, steer, pr=pr)
     if wants_help:
         await gh.create_comment(job.repo, job.number, render_help_table(ALL_COMMANDS, lang))
     await gh.add_reaction(job.repo, job.comment_id, "confused" if refusals else "+1")
     if replies and (insider or ctx.outsider_replies.allow(pr_key)):
         await _reply(gh, job, replies, lang)
+    return outcome
 
 
 def _steer(steer: Steer, command: Command) -> Steer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cachetools import TTLCache
 
@@ -22,6 +23,9 @@ from bot.handlers.repo_config import RepoConfigCache
 from bot.handlers.repo_rules import RulesProvider
 from bot.observe.metrics import Metrics
 from bot.repo_index.lookup import IndexLookup
+
+if TYPE_CHECKING:
+    from bot.handlers.writing import Writer
 
 
 def _ttl_cache(ttl: float) -> TTLCache[str, object]:
@@ -59,6 +63,8 @@ class HandlerContext:
     repo_configs: RepoConfigCache = field(default_factory=RepoConfigCache)
     # The CI pipeline's own status context on a PR's head ("" : statuses are not read).
     ci_status_context: str = "buildkite/ci/pr"
+    # The language-model writer (issue 41); None: off (DIGEST_WRITER_URL unset).
+    writer: Writer | None = None
     # Maintainers' commands and everyone else's are budgeted apart: outsiders can never
     # spend (and so deny) a maintainer's budget (issue 8, item 3).
     command_budget: CommandBudget = field(init=False)

@@ -7,11 +7,12 @@ failure is logged by the caller and never fails the job.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.core.facts import Conversation
 from bot.core.findings import Digest
 from bot.core.vocabulary import Lang
+from bot.core.writer.result import WriterResult
 from bot.github.protocol import PullRequest
 
 
@@ -24,7 +25,8 @@ class Converged:
     and nothing was posted). `in_language` builds the same digest in another language
     from the same facts and rules, so a reader can switch without another job.
     `conversation` is what the job read of the PR's thread and `routes_to` the members
-    of the routing pools of its labels (the view's triage fields and "my areas")."""
+    of the routing pools of its labels (the view's triage fields and "my areas").
+    `written`: the writer's result for each language it has one in (issue 41)."""
 
     pull: PullRequest
     digest: Digest | None = None
@@ -32,6 +34,7 @@ class Converged:
     in_language: Callable[[Lang], Digest] | None = None
     conversation: Conversation | None = None
     routes_to: tuple[str, ...] = ()
+    written: dict[Lang, WriterResult] = field(default_factory=dict)
 
 
 ConvergedSink = Callable[[Converged], Awaitable[None]]

@@ -80,6 +80,9 @@ class Steer:
     # Asked by someone allowed to unmute: a forced run may then update a muted digest.
     # Anyone else's `/digest` leaves a muted PR alone (issue 8, item 6).
     overrides_mute: bool = False
+    # The PR's writer job: ask the model when the cache has no result for the packet.
+    # Any other run only looks the packet up (bot/handlers/writer.py).
+    may_write: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class SyncOutcome:
     pull: PullRequest | None = None
     digest: Digest | None = None
     markdown: str | None = None
+    # Posted without a written section the writer could add: queue the writer job.
+    wants_writing: bool = False
 
 
 async def sync_pull_request(
@@ -190,11 +195,21 @@ async def sync_pull_request(
     wanted = not skipped and (
         steer.force or steer.muted is not None or digest.verdict != "quiet"
     )
+    writing = await ctx.writer.written_for(gh, ctx, digest, facts, may_write=steer.may_write) \
+        if wanted and ctx.writer is not None else None
+    if writing is not None and writing.asked and await _changed_since(gh, pr):
+        # A push or an edit came in while the model wrote: the PR's next job posts that
+        # state's digest (and queues its writing), never this older written section.
+        log.info("written section not posted: the PR changed meanwhile",
+                 extra={"repo": repo, "pr": number})
+        return SyncOutcome("stale", pr, digest)
+    written = writing.result if writing is not None else None
     # Nothing for reviewers: an existing digest is reduced to the quiet body.
     quiet = digest.model_copy(update={"verdict": "quiet"})
     quiet_body = render_digest(quiet)
     markdown: str | None = render_digest(
-        digest, ticked=existing_ticks(comments, ctx.bot_login)) if wanted else None
+        digest, ticked=existing_ticks(comments, ctx.bot_login), written=written,
+    ) if wanted else None
     plan = plan_sticky(comments, ctx.bot_login, markdown, quiet_body=quiet_body, seen=_seen(pr))
     # As a check only, no comment is created (a new comment notifies every subscriber);
     # one posted before is still edited in place (an edit notifies nobody), never left stale.
@@ -225,8 +240,12 @@ async def sync_pull_request(
         user for label, pool in rules.routing.pools.items()
         if label.casefold() in on_labels for user in pool.users
     ))
-    await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to))
-    return SyncOutcome(action, pr, digest, markdown)
+    shown = {**(writing.others if writing else {}), **({lang: written} if written else {})}
+    await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to,
+                                  shown))
+    return SyncOutcome(action, pr, digest, markdown,
+                       wants_writing=writing is not None and writing.result is None
+                       and not steer.may_write)
 
 
 async def _repo_context(
@@ -319,6 +338,13 @@ async def _create_once(
             f"comment create on {repo}#{number} unanswered ({exc}); re-checking later",
             status=exc.status, retry_after=ctx.uncertain_write_recheck_seconds,
         ) from exc
+
+
+async def _changed_since(gh: GitHubAPI, pr: PullRequest) -> bool:
+    """Whether what the packet holds of the PR itself moved (not our own label writes)."""
+    fresh = await gh.get_pull(pr.repo, pr.number)
+    return (fresh.head_sha, fresh.title, fresh.body, fresh.state) != (
+        pr.head_sha, pr.title, pr.body, pr.state)
 
 
 def _seen(pr: PullRequest) -> int | None:

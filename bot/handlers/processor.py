@@ -15,9 +15,10 @@ from bot.github.protocol import GitHubAPI, GitHubError, RepositoryArchive
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.command import CommentCommandJob, from_outsider, handle_command_comment
 from bot.handlers.context import HandlerContext
-from bot.handlers.digest import sync_pull_request
+from bot.handlers.digest import Steer, sync_pull_request
 from bot.handlers.reconcile import enqueue_stale, fingerprint
 from bot.handlers.refill import queue_refill
+from bot.handlers.writing import queue_writing
 from bot.queue.jobs import OutsiderCommand
 from bot.queue.ledger import LedgerStore
 from bot.queue.store import Job, JobStore, NewJob, index_key, pr_key
@@ -58,8 +59,14 @@ class JobProcessor:
             log.warning("job without a PR number ignored", extra={"job": job.id})
             return
         async with self.session(job.installation_id) as gh:
-            if job.kind == "pr":
+            if job.kind == "writer":
+                # The written section, as an edit of the digest posted before it.
+                await sync_pull_request(gh, self._ctx, job.repo, job.number,
+                                        Steer(may_write=True))
+            elif job.kind == "pr":
                 outcome = await sync_pull_request(gh, self._ctx, job.repo, job.number)
+                if outcome.wants_writing:
+                    await queue_writing(self._store, job)
                 if outcome.digest is not None:
                     await queue_refill(self._store, job, outcome.digest.unavailable,
                                        self._settings.refill_seconds)
@@ -86,7 +93,9 @@ class JobProcessor:
                 if not job.payload.get("outsider") and await from_outsider(
                         gh, self._ctx, command):
                     raise OutsiderCommand(job.id)
-                await handle_command_comment(gh, self._ctx, command)
+                ran = await handle_command_comment(gh, self._ctx, command)
+                if ran is not None and ran.wants_writing:
+                    await queue_writing(self._store, job)
 
     async def _ci_state_changed(self, job: Job) -> None:
         """A CI build on a commit changed state: queue a digest run for the open PRs

@@ -25,7 +25,7 @@ from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 from bot.queue.sqlite_writer import StoreUnavailable as StoreUnavailable
 from bot.settings.model import Settings
 
-JobKind = Literal["pr", "command", "sweep", "index", "status"]
+JobKind = Literal["pr", "command", "sweep", "index", "status", "writer"]
 JobState = Literal["queued", "running", "done", "failed", "parked"]
 Acceptance = Literal["accepted", "duplicate", "requeued"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "parked")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from bot.db.errors import DatabaseUnreachable as DatabaseUnreachable
 from bot.queue.ledger import Ledger, LedgerStore
 from bot.queue.store import ServiceStore, SqliteJobStore
+from bot.queue.writer_cache import WriterCache, WriterCacheStore, writer_schema
 from bot.settings.model import Settings
 from bot.view.store import DigestStore, create_schema
 
@@ -25,6 +26,8 @@ class Stores:
     store: ServiceStore
     ledger: LedgerStore
     digests: DigestStore
+    # The writer's results and token spend (issue 41), shared by replicas on PostgreSQL.
+    writings: WriterCacheStore
     database: Database | None = None
 
     @property
@@ -47,7 +50,9 @@ def open_stores(settings: Settings) -> Stores:
         store = SqliteJobStore.from_settings(settings)
         ledger = Ledger(settings.db_path)
         create_schema(settings.db_path)
-        return Stores(store, ledger, DigestStore(ledger.writer, recent_seconds=recent))
+        writer_schema(settings.db_path)
+        return Stores(store, ledger, DigestStore(ledger.writer, recent_seconds=recent),
+                      WriterCache(ledger.writer))
     from bot.db.migrations import migrate
     from bot.db.pool import Database
     from bot.queue.ledger_pg import PostgresLedger
@@ -63,7 +68,9 @@ def open_stores(settings: Settings) -> Stores:
     for migration in applied:
         log.info("database schema migrated to version %d (%s)", migration.version,
                  migration.name)
+    from bot.queue.writer_cache_pg import PostgresWriterCache
     from bot.view.store_pg import PostgresDigestStore
 
     return Stores(PostgresJobStore.from_settings(settings, database), PostgresLedger(database),
-                  PostgresDigestStore(database, recent_seconds=recent), database)
+                  PostgresDigestStore(database, recent_seconds=recent),
+                  PostgresWriterCache(database), database)

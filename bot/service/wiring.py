@@ -81,6 +81,10 @@ def check_start(settings: Settings) -> None:
     problems = settings.credential_problems()
     if not settings.rules_dir.is_dir():
         problems.insert(0, f"DIGEST_RULES_DIR={settings.rules_dir}: not a directory")
+    if settings.writer_url is not None and settings.writer_model is None:
+        problems.append(f"DIGEST_WRITER_URL={redact_url(settings.writer_url)}: set without "
+                        "DIGEST_WRITER_MODEL: name the model the endpoint serves (or unset "
+                        "DIGEST_WRITER_URL: no writer)")
     if settings.has_app_credentials:
         key_problem = private_key_problem(settings)
         if key_problem is not None:
@@ -155,7 +159,7 @@ def build_service(settings: Settings) -> Service:
     """What the intake needs (store, metrics, the app); the worker side is built by the
     app's start-up, on a thread, after the port is open."""
     for secret in (settings.webhook_secret, settings.private_key, settings.github_token,
-                   settings.view_token, settings.database_url):
+                   settings.view_token, settings.database_url, settings.writer_api_key):
         if secret is not None:
             register_secret(secret.get_secret_value())
     if settings.postgres_url is not None:
@@ -176,7 +180,7 @@ def build_service(settings: Settings) -> Service:
     def build_worker_side() -> WorkerSide:
         from bot.service.worker_side import build_worker_side
 
-        side = build_worker_side(settings, store, ledger, digests, metrics)
+        side = build_worker_side(settings, store, ledger, digests, metrics, stores.writings)
         side.background.append(warm_view)
         return side
 

@@ -12,16 +12,19 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.db.url import redact_url
 from bot.github.protocol import GitHubError
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.context import HandlerContext
 from bot.handlers.processor import JobProcessor
 from bot.handlers.repo_rules import RulesProvider
+from bot.handlers.writer import WriterService
 from bot.observe.metrics import Metrics
 from bot.queue.jobs import Worker
 from bot.queue.ledger import LedgerStore
 from bot.queue.store import ServiceStore
 from bot.queue.worker_thread import WorkerThread
+from bot.queue.writer_cache import WriterCacheStore
 from bot.repo_index.lookup import IndexLookup
 from bot.repo_index.refresh import IndexRefresher
 from bot.rulebook.files import read_rule_sources
@@ -53,7 +56,7 @@ class WorkerSide:
 
 def build_worker_side(
     settings: Settings, store: ServiceStore, ledger: LedgerStore, digests: DigestStore,
-    metrics: Metrics,
+    metrics: Metrics, writings: WriterCacheStore | None = None,
 ) -> WorkerSide:
     """Raises RuleFileError or OSError on rules that cannot be loaded."""
     rules = RulesProvider(
@@ -72,6 +75,7 @@ def build_worker_side(
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
         on_converged=DigestRecorder(digests),
         ci_status_context=settings.ci_status_context.strip(),
+        writer=build_writer(settings, writings) if writings is not None else None,
     )
     refresher = None
     if settings.index_enabled:
@@ -124,3 +128,29 @@ def build_worker_side(
         side.credentials = CredentialCheck(settings, factory)
         side.background.append(side.credentials.run)
     return side
+
+
+def build_writer(settings: Settings, writings: WriterCacheStore) -> WriterService | None:
+    """The language-model writer (issue 41) when DIGEST_WRITER_URL and _MODEL are set;
+    None leaves every digest as the rules write it. Its client library is imported only
+    then."""
+    if settings.writer_url is None or settings.writer_model is None:
+        return None
+    from bot.core.writer.packet import Packet
+    from bot.core.writer.request import WriterRequest
+    from bot.core.writer.result import WriterResult
+    from bot.writer.client import Endpoint, write
+
+    key = settings.writer_api_key
+    endpoint = Endpoint(settings.writer_url, key.get_secret_value() if key else None,
+                        settings.writer_timeout)
+
+    async def ask(request: WriterRequest, packet: Packet) -> WriterResult:
+        return (await write(endpoint, request, packet)).result
+
+    log.info("writer: %s at %s, %d tokens an hour", settings.writer_model,
+             redact_url(settings.writer_url), settings.writer_tokens_per_hour)
+    return WriterService(
+        model=settings.writer_model, max_tokens=settings.writer_max_tokens,
+        tokens_per_hour=settings.writer_tokens_per_hour,
+        timeout_seconds=settings.writer_timeout, cache=writings, ask=ask)

@@ -213,6 +213,12 @@ class Settings(BaseSettings):
     writer_max_tokens: int = Field(
         default=2048, gt=0, le=32768, description="the most tokens the writer's reply may use"
     )
+    writer_tokens_per_hour: int = Field(
+        default=200_000, gt=0, le=100_000_000,
+        description="the writer's budget, shared by every replica: tokens (request and reply)"
+        " it may spend in any hour; past it a PR keeps the rules' digest (writer status"
+        " `budget`) and its next digest run an hour later asks again",
+    )
     log_level: str = Field(
         default="INFO", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
     )

@@ -12,6 +12,7 @@ from bot.core.label_view import Triage, summarize
 from bot.core.render.comment import render_digest
 from bot.core.render.contract import digest_json, worded_in
 from bot.core.vocabulary import LANGS
+from bot.core.writer.result import WriterResult
 from bot.github.protocol import PullRequest
 from bot.handlers.converged import Converged
 from bot.view.links import pull_url
@@ -41,7 +42,7 @@ def _stored_digests(converged: Converged) -> tuple[StoredDigest, ...]:
     digests: list[StoredDigest] = []
     if converged.digest is not None:
         first = converged.digest
-        payload = _payload(first, converged.markdown)
+        payload = _payload(first, converged.markdown, converged.written.get(first.lang))
         pull = converged.pull
         # The same in every language: taken from the first digest's JSON.
         state = triage(payload, conversation=converged.conversation, author=pull.author,
@@ -52,14 +53,18 @@ def _stored_digests(converged: Converged) -> tuple[StoredDigest, ...]:
             for lang in LANGS:
                 if lang != first.lang:
                     other = converged.in_language(lang)
-                    digests.append(_stored(_payload(other, None), other, state))
+                    digests.append(_stored(
+                        _payload(other, None, converged.written.get(lang)), other, state))
     return tuple(digests)
 
 
-def _payload(digest: Digest, markdown: str | None) -> dict[str, Any]:
-    # The comment as posted when there is one; a quiet PR's digest is rendered for the
-    # view alone (nothing was posted for it).
-    return digest_json(digest, markdown if markdown is not None else render_digest(digest))
+def _payload(
+    digest: Digest, markdown: str | None, written: WriterResult | None
+) -> dict[str, Any]:
+    # The comment as posted when there is one; a quiet PR's digest (or one in the other
+    # language) is rendered for the view alone (nothing was posted for it).
+    return digest_json(digest, markdown if markdown is not None
+                       else render_digest(digest, written=written), written)
 
 
 def _stored(payload: dict[str, Any], digest: Digest, state: Triage) -> StoredDigest:

@@ -323,3 +323,31 @@ def test_pages_cut_the_groups_as_one_list_and_keep_the_counts_over_all_rows() ->
     # The view's own counts are untouched by paging.
     assert view.shown_open == 10
     assert len(view.recently_merged) == 2
+
+
+def _written_digest(lang: str, status: str) -> dict[str, Any]:
+    return {
+        "verdict": "read", "reading_minutes": 5, "lang": lang,
+        "writer": {"status": status, "kept": [
+            {"section": "title", "text": "将 YaRN 缩放因子移入 get_rope", "cites": []},
+            {"section": "summary", "text": "Moves the YaRN factor into `get_rope`.",
+             "cites": []},
+            {"section": "points", "text": "Check `mscale`.", "cites": ["risk.numerics"]},
+        ]},
+    }
+
+
+def test_a_row_shows_the_written_summary_and_in_chinese_its_title() -> None:
+    english = summarize(_written_digest("en", "ok"))
+    assert english.written == "Moves the YaRN factor into `get_rope`."
+    assert english.written_title == ""  # the PR's own title is English already
+    chinese = summarize(_written_digest("zh", "partial"))
+    assert chinese.written_title == "将 YaRN 缩放因子移入 get_rope"
+    assert Summary.from_json(chinese.to_json()) == chinese
+
+
+def test_nothing_written_is_shown_unless_it_passed_verification() -> None:
+    for status in ("timeout", "nothing_verified", "budget"):
+        shown = summarize(_written_digest("zh", status))
+        assert (shown.written, shown.written_title) == ("", "")
+    assert summarize({"verdict": "read"}).written == ""

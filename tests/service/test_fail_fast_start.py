@@ -268,6 +268,14 @@ def test_live_without_a_webhook_secret_stops_the_start(tmp_path: Path) -> None:
     assert "BEGIN" not in line
 
 
+def test_a_writer_url_without_a_model_stops_the_start(tmp_path: Path) -> None:
+    # Else the writer would be silently off, or ask a server for a model it lacks.
+    line = _bad_setting(_env(tmp_path, DIGEST_WRITER_URL="http://user:pw@vllm:8000/v1"))
+    assert line == ("DIGEST_WRITER_URL=http://user:***@vllm:8000/v1: set without "
+                    "DIGEST_WRITER_MODEL: name the model the endpoint serves (or unset "
+                    "DIGEST_WRITER_URL: no writer)")
+
+
 @pytest.mark.slow
 def test_zero_config_still_starts_in_dry_run(tmp_path: Path) -> None:
     # No credentials at all: the zero-config dry-run, unchanged.

@@ -555,6 +555,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "view.checks": {"en": "Check", "zh": "检查"},
     "view.high_risks": {"en": "Open high risks", "zh": "未解决的高风险"},
     "view.reviewers": {"en": "Suggested reviewers", "zh": "建议评审人"},
+    "view.written": {"en": "In short", "zh": "概要"},
     "view.requested": {"en": "Review requested from", "zh": "已请求评审"},
     "view.owner.box": {"en": "Owner", "zh": "负责人"},
     "view.owner.placeholder": {"en": "login or org/team", "zh": "用户名或 org/team"},

@@ -15,6 +15,7 @@ WriterStatus = Literal[
     "not_json",  # the reply is not a JSON object
     "schema",  # JSON, but not the reply's schema
     "nothing_verified",  # nothing survived verification
+    "budget",  # the hour's tokens are spent (the service's DIGEST_WRITER_TOKENS_PER_HOUR)
     "off",  # no endpoint configured
 ]
 WRITTEN: frozenset[str] = frozenset({"ok", "partial"})
