@@ -85,6 +85,62 @@ def removed_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:
     return tuple(f.filename for f in files if f.status == "removed")
 
 
+# A removed file is moved when this share of its lines stands in one added file, and
+# that file is the same content when this share of its own lines came from it.
+_MOVED_SHARE = 0.8
+_MOVE_MIN_LINES = 5  # a stub's few lines prove no move
+
+
+def moved_files(files: Sequence[ChangedFile]) -> tuple[tuple[str, str], ...]:
+    """(old, new) for each file the PR removes whose lines mostly stand in one file it
+    adds: a move (GitHub lists it as a removal and an addition when the content also
+    changed a little, or split). `new` is the added file holding most of them."""
+    added = {f.filename: _content(f.patch, "+") for f in files if f.status == "added"}
+    if not added:
+        return ()
+    owner: dict[str, str] = {}  # a line -> the first added file holding it
+    for name, lines in added.items():
+        for line in lines:
+            owner.setdefault(line, name)
+    moves: list[tuple[str, str]] = []
+    for changed in files:
+        if changed.status != "removed":
+            continue
+        lines = _content(changed.patch, "-")
+        if len(lines) < _MOVE_MIN_LINES:
+            continue
+        holders = [owner[line] for line in lines if line in owner]
+        if len(holders) < _MOVED_SHARE * len(lines):
+            continue
+        target = max(set(holders), key=holders.count)
+        moves.append((changed.filename, target))
+    return tuple(moves)
+
+
+def same_content(files: Sequence[ChangedFile], moves: Sequence[tuple[str, str]]) -> set[str]:
+    """The added files of `moves` most of whose lines came from the file moved there:
+    nothing in them is new."""
+    patches = {f.filename: f.patch for f in files}
+    same: set[str] = set()
+    for old, new in moves:
+        before = set(_content(patches.get(old), "-"))
+        after = _content(patches.get(new), "+")
+        if after and sum(line in before for line in after) >= _MOVED_SHARE * len(after):
+            same.add(new)
+    return same
+
+
+def _content(patch: str | None, marker: str) -> list[str]:
+    """A new or removed file's non-blank lines (each stripped and capped)."""
+    if not patch:
+        return []
+    return [
+        stripped for raw in patch.split("\n")
+        if raw[:1] == marker and not raw.startswith(marker * 3)
+        and (stripped := raw[1:_MAX_LINE].strip())
+    ]
+
+
 _FILENAME: Callable[[ChangedFile], str] = attrgetter("filename")
 
 

@@ -7,6 +7,7 @@ questions the piece's text can answer yes to, of the kinds that can still be sho
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from bot.core.reading.specifics import StructureNote
@@ -33,6 +34,7 @@ _KWARG = re.compile(r"(?<![=!<>\w.])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
 _CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 _CALL_LOOKBACK = 1000
 _NAMES = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")  # names in a message are not the code's
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\S")
 _KEYWORDS = frozenset({"if", "elif", "while", "not", "and", "or", "is", "in", "None", "True",
                        "False", "lambda"})
@@ -87,7 +89,7 @@ def _notes_of(
         ]
         changed = next(
             (pair for pair in zip(old_conditions, new_conditions, strict=False)
-             if not _cosmetic(*pair, added)),
+             if not _cosmetic(*pair, hunk)),
             None,
         )
         if changed is not None:
@@ -113,24 +115,25 @@ def _notes_of(
         yield from _wrapped(hunk, added)
 
 
-def _cosmetic(old: str, new: str, added: list[str]) -> bool:
+def _cosmetic(old: str, new: str, hunk: Hunk) -> bool:
     """A condition that tests the same thing: `if x:` → `if x is not None:`, or a
-    variable renamed throughout (`current` → `current_requests`, the old name gone
-    from the added lines)."""
+    variable renamed throughout (`current` → `current_requests`: both names stand on
+    other lines of their side, and the old one on no added or context line)."""
     old_words, new_words = _condition_words(old), _condition_words(new)
     if len(old_words) != len(new_words):
         return False
-    added_names: set[str] | None = None
-    for was, now in zip(old_words, new_words, strict=True):
-        if was == now:
-            continue
-        if not (_NAMES.fullmatch(was) and _NAMES.fullmatch(now)) or was in _KEYWORDS:
-            return False
-        if added_names is None:
-            added_names = {name for code in added for name in _NAMES.findall(code)}
-        if was in added_names:
-            return False  # the old name still used: another variable, not a rename
-    return True
+    renamed = [(was, now) for was, now in zip(old_words, new_words, strict=True) if was != now]
+    if not renamed:
+        return True
+    if any(not (_NAMES.fullmatch(was) and _NAMES.fullmatch(now)) or was in _KEYWORDS
+           or now in _KEYWORDS for was, now in renamed):
+        return False
+    kept: Counter[str] = Counter()
+    gone: Counter[str] = Counter()
+    for marker, code in hunk.lines:
+        (gone if marker == "-" else kept).update(_NAMES.findall(_STRING.sub("", code)))
+    # Each name once in its own condition: a rename uses them elsewhere too.
+    return all(not kept[was] and gone[was] > 1 and kept[now] > 1 for was, now in renamed)
 
 
 def _condition_words(condition: str) -> list[str]:
