@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from bot.core.repo_config.config import RepoConfig
 
 MAX_START_FILES = 3
+MAX_SYMBOLS_SHOWN = 40  # `extract_symbols`' default: the digest's symbols
+MAX_SYMBOLS_READ = 400
 # Where a reader would not start: tests, docs, CI and packaging.
 _NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
 
@@ -87,9 +89,12 @@ def build_digest(
     moves = moved_files(facts.files)
     moved_away = {old for old, _ in moves}
     unchanged = moved_away | same_content(facts.files, moves)
-    symbols = extract_symbols(
-        [f for f in facts.files if f.filename not in unchanged] if unchanged else facts.files
+    # Read past the 40 shown: "is this function new?" is asked of every structure note.
+    touched = extract_symbols(
+        [f for f in facts.files if f.filename not in unchanged] if unchanged else facts.files,
+        limit=MAX_SYMBOLS_READ,
     )
+    symbols = touched[:MAX_SYMBOLS_SHOWN]
     mentions = find_mentions(facts.body, facts.files, symbols)
     # Labels Mergify will add are label signals for the areas, as real ones are.
     labelled = _with_labels(facts, repo_labels)
@@ -128,7 +133,7 @@ def build_digest(
         moved_files=moves,
         mentions=mentions,
         decisions=harvest_decisions(facts.body, mentions),
-        structure=read_structure(facts.files, new_symbols=_new_symbols(symbols)),
+        structure=read_structure(facts.files, new_symbols=_new_symbols(touched)),
         links=_linked(linked_work(facts), conversation.linked if conversation else ()),
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),

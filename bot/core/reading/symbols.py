@@ -89,31 +89,40 @@ def removed_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:
 # that file is the same content when this share of its own lines came from it.
 _MOVED_SHARE = 0.8
 _MOVE_MIN_LINES = 5  # a stub's few lines prove no move
+# Lines read to find moves: a vendoring PR adds thousands of files; past this, what is
+# left unread is not a move's target.
+_MOVE_READ_LINES = 20_000
 
 
 def moved_files(files: Sequence[ChangedFile]) -> tuple[tuple[str, str], ...]:
     """(old, new) for each file the PR removes whose lines mostly stand in one file it
     adds: a move (GitHub lists it as a removal and an addition when the content also
     changed a little, or split). `new` is the added file holding most of them."""
-    added = {f.filename: _content(f.patch, "+") for f in files if f.status == "added"}
-    if not added:
+    budget = _MOVE_READ_LINES
+    removed: list[tuple[str, list[str]]] = []
+    for changed in files:
+        if changed.status == "removed" and budget > 0:
+            lines = _content(changed.patch, "-", budget)
+            budget -= len(lines)
+            if len(lines) >= _MOVE_MIN_LINES:
+                removed.append((changed.filename, lines))
+    if not removed:
         return ()
     owner: dict[str, str] = {}  # a line -> the first added file holding it
-    for name, lines in added.items():
-        for line in lines:
-            owner.setdefault(line, name)
-    moves: list[tuple[str, str]] = []
     for changed in files:
-        if changed.status != "removed":
+        if changed.status != "added" or budget <= 0:
             continue
-        lines = _content(changed.patch, "-")
-        if len(lines) < _MOVE_MIN_LINES:
-            continue
+        lines = _content(changed.patch, "+", budget)
+        budget -= len(lines)
+        for line in lines:
+            owner.setdefault(line, changed.filename)
+    moves: list[tuple[str, str]] = []
+    for filename, lines in removed:
         holders = [owner[line] for line in lines if line in owner]
         if len(holders) < _MOVED_SHARE * len(lines):
             continue
         target = max(set(holders), key=holders.count)
-        moves.append((changed.filename, target))
+        moves.append((filename, target))
     return tuple(moves)
 
 
@@ -130,12 +139,13 @@ def same_content(files: Sequence[ChangedFile], moves: Sequence[tuple[str, str]])
     return same
 
 
-def _content(patch: str | None, marker: str) -> list[str]:
-    """A new or removed file's non-blank lines (each stripped and capped)."""
-    if not patch:
+def _content(patch: str | None, marker: str, budget: int = _MOVE_READ_LINES) -> list[str]:
+    """A new or removed file's non-blank lines (each stripped and capped), of its first
+    `budget` lines."""
+    if not patch or budget <= 0:
         return []
     return [
-        stripped for raw in patch.split("\n")
+        stripped for raw in patch.split("\n", budget)[:budget]
         if raw[:1] == marker and not raw.startswith(marker * 3)
         and (stripped := raw[1:_MAX_LINE].strip())
     ]
