@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Literal
 
-from bot.core.facts import ChangedFile
+from bot.core.facts import ChangedFile, is_test_path
 from bot.core.vocabulary import Symbol
 
 Change = Literal["added", "removed", "modified"]
@@ -78,6 +78,12 @@ def extract_symbols(files: Sequence[ChangedFile], limit: int = 40) -> tuple[Symb
             if len(symbols) >= limit:
                 return tuple(symbols)
     return tuple(symbols)
+
+
+def read_after_the_code(path: str) -> bool:
+    """Whether a reader starts at `path` only after the code it tests: a test or a
+    test helper."""
+    return is_test_path(path)
 
 
 def removed_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:

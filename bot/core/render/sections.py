@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from bot.core.facts import is_test_path
 from bot.core.findings import Digest
+from bot.core.reading.symbols import read_after_the_code
 from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.render.words import (
@@ -281,7 +281,7 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
         if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
     ]
     files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
-    files.sort(key=is_test_path)
+    files.sort(key=read_after_the_code)
     # Where to start is a reading order, not an index: the first few files. No "… and N
     # more" line: judged noise every time (the file list has them all).
     start = MAX_START_FILES if d.files_max is None else min(d.files_max, MAX_START_FILES)
@@ -308,7 +308,7 @@ def _names_the_change(symbol: Symbol) -> bool:
     """Not a private helper a test file adds (`_make_fake_self`): it tells a reviewer
     nothing of what the tests exercise."""
     return not (symbol.change == "added" and symbol.name.startswith("_")
-                and is_test_path(symbol.file))
+                and read_after_the_code(symbol.file))
 
 
 def routing_lines(digest: Digest) -> Iterator[str]:
