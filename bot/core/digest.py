@@ -24,7 +24,7 @@ from bot.core.reading.links import find_links
 from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
 from bot.core.reading.structure.read import read_structure
-from bot.core.reading.symbols import extract_symbols, removed_files
+from bot.core.reading.symbols import extract_symbols, moved_files, removed_files, same_content
 from bot.core.reading.template import strip_against
 from bot.core.reading.value_tables import find_value_changes
 from bot.core.repo_index.findings import RepoContext
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from bot.core.repo_config.config import RepoConfig
 
 MAX_START_FILES = 3
+MAX_SYMBOLS_SHOWN = 40  # `extract_symbols`' default: the digest's symbols
+MAX_SYMBOLS_READ = 400
 # Where a reader would not start: tests, docs, CI and packaging.
 _NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
 
@@ -83,7 +85,16 @@ def build_digest(
     owners, ci, repo_labels = _from_repo_config(facts, repo_config, head_statuses)
     facts, ticked = _without_template(facts, repo_config)
     body = parse_body(facts.body)
-    symbols = extract_symbols(facts.files)
+    # A file moved (removed and added again with its lines) changes no symbol.
+    moves = moved_files(facts.files)
+    moved_away = {old for old, _ in moves}
+    unchanged = moved_away | same_content(facts.files, moves)
+    # Read past the 40 shown: "is this function new?" is asked of every structure note.
+    touched = extract_symbols(
+        [f for f in facts.files if f.filename not in unchanged] if unchanged else facts.files,
+        limit=MAX_SYMBOLS_READ,
+    )
+    symbols = touched[:MAX_SYMBOLS_SHOWN]
     mentions = find_mentions(facts.body, facts.files, symbols)
     # Labels Mergify will add are label signals for the areas, as real ones are.
     labelled = _with_labels(facts, repo_labels)
@@ -118,10 +129,11 @@ def build_digest(
         asks=asks,
         later_evidence=later,
         symbols=symbols,
-        removed_files=removed_files(facts.files),
+        removed_files=tuple(f for f in removed_files(facts.files) if f not in moved_away),
+        moved_files=moves,
         mentions=mentions,
         decisions=harvest_decisions(facts.body, mentions),
-        structure=read_structure(facts.files, new_symbols=_new_symbols(symbols)),
+        structure=read_structure(facts.files, new_symbols=_new_symbols(touched)),
         links=_linked(linked_work(facts), conversation.linked if conversation else ()),
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),

@@ -162,7 +162,9 @@ class Digest(BaseModel):
     asks: tuple[Ask, ...] = ()
     later_evidence: tuple[LaterEvidence, ...] = ()
     symbols: tuple[Symbol, ...] = ()
-    removed_files: tuple[str, ...] = ()
+    removed_files: tuple[str, ...] = ()  # not those moved
+    # (old path, new path) of files removed and added again with (mostly) the same lines.
+    moved_files: tuple[tuple[str, str], ...] = ()
     # What is specific to this PR (bot/core/reading/specifics.py): names the description points
     # at that the change contains, the author's decisions, the patch's structure,
     # linked work, values the description's tables change, and files to start with

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Literal
 
-from bot.core.facts import ChangedFile
+from bot.core.facts import ChangedFile, is_test_path
 from bot.core.vocabulary import Symbol
 
 Change = Literal["added", "removed", "modified"]
@@ -80,9 +80,81 @@ def extract_symbols(files: Sequence[ChangedFile], limit: int = 40) -> tuple[Symb
     return tuple(symbols)
 
 
+def read_after_the_code(path: str) -> bool:
+    """Whether a reader starts at `path` only after the code it tests: a test or a
+    test helper."""
+    return is_test_path(path)
+
+
 def removed_files(files: Sequence[ChangedFile]) -> tuple[str, ...]:
     """Files the PR deletes, in the order GitHub lists them."""
     return tuple(f.filename for f in files if f.status == "removed")
+
+
+# A removed file is moved when this share of its lines stands in one added file, and
+# that file is the same content when this share of its own lines came from it.
+_MOVED_SHARE = 0.8
+_MOVE_MIN_LINES = 5  # a stub's few lines prove no move
+# Lines read to find moves: a vendoring PR adds thousands of files; past this, what is
+# left unread is not a move's target.
+_MOVE_READ_LINES = 20_000
+
+
+def moved_files(files: Sequence[ChangedFile]) -> tuple[tuple[str, str], ...]:
+    """(old, new) for each file the PR removes whose lines mostly stand in one file it
+    adds: a move (GitHub lists it as a removal and an addition when the content also
+    changed a little, or split). `new` is the added file holding most of them."""
+    budget = _MOVE_READ_LINES
+    removed: list[tuple[str, list[str]]] = []
+    for changed in files:
+        if changed.status == "removed" and budget > 0:
+            lines = _content(changed.patch, "-", budget)
+            budget -= len(lines)
+            if len(lines) >= _MOVE_MIN_LINES:
+                removed.append((changed.filename, lines))
+    if not removed:
+        return ()
+    owner: dict[str, str] = {}  # a line -> the first added file holding it
+    for changed in files:
+        if changed.status != "added" or budget <= 0:
+            continue
+        lines = _content(changed.patch, "+", budget)
+        budget -= len(lines)
+        for line in lines:
+            owner.setdefault(line, changed.filename)
+    moves: list[tuple[str, str]] = []
+    for filename, lines in removed:
+        holders = [owner[line] for line in lines if line in owner]
+        if len(holders) < _MOVED_SHARE * len(lines):
+            continue
+        target = max(set(holders), key=holders.count)
+        moves.append((filename, target))
+    return tuple(moves)
+
+
+def same_content(files: Sequence[ChangedFile], moves: Sequence[tuple[str, str]]) -> set[str]:
+    """The added files of `moves` most of whose lines came from the file moved there:
+    nothing in them is new."""
+    patches = {f.filename: f.patch for f in files}
+    same: set[str] = set()
+    for old, new in moves:
+        before = set(_content(patches.get(old), "-"))
+        after = _content(patches.get(new), "+")
+        if after and sum(line in before for line in after) >= _MOVED_SHARE * len(after):
+            same.add(new)
+    return same
+
+
+def _content(patch: str | None, marker: str, budget: int = _MOVE_READ_LINES) -> list[str]:
+    """A new or removed file's non-blank lines (each stripped and capped), of its first
+    `budget` lines."""
+    if not patch or budget <= 0:
+        return []
+    return [
+        stripped for raw in patch.split("\n", budget)[:budget]
+        if raw[:1] == marker and not raw.startswith(marker * 3)
+        and (stripped := raw[1:_MAX_LINE].strip())
+    ]
 
 
 _FILENAME: Callable[[ChangedFile], str] = attrgetter("filename")

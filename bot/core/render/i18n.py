@@ -391,6 +391,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.symbols_count": {"en": "{count:,} symbols", "zh": "{count:,} 个符号"},
     "render.symbols_count.one": {"en": "1 symbol", "zh": "1 个符号"},
     "render.removed_files": {"en": "Removed files", "zh": "删除的文件"},
+    "render.moved_files": {"en": "Moved", "zh": "移动的文件"},
     "render.more": {"en": "+{count:,} more", "zh": "另有 {count:,} 项"},
     "render.more_files": {"en": "and {count:,} more files", "zh": "另有 {count:,} 个文件"},
     "render.more_files.one": {"en": "and 1 more file", "zh": "另有 1 个文件"},

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from bot.core.findings import Digest
+from bot.core.reading.symbols import read_after_the_code
 from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.render.words import (
@@ -264,29 +265,36 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
     lang = digest.lang
     by_file: dict[str, list[Symbol]] = {}
     for symbol in digest.symbols:
-        by_file.setdefault(symbol.file, []).append(symbol)
+        if _names_the_change(symbol):
+            by_file.setdefault(symbol.file, []).append(symbol)
     mentioned: dict[str, list[str]] = {}
     for mention in digest.mentions:
         names = mentioned.setdefault(mention.file, [])
         if mention.kind == "symbol" and not mention.defined:
             names.append(mention.name)
     # Files the description points at (by path, or by a function defined there) first,
-    # then the rest of the patch, then (with no patch to read) the biggest source files.
+    # then the rest of the patch, then (with no patch to read) the biggest source files;
+    # the code that carries the change before the tests that exercise it.
     pointed = [
         m.file
         for m in digest.mentions
         if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
     ]
     files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
-    # Where to start is a reading order, not an index: the first few files, then a count.
+    files.sort(key=read_after_the_code)
+    # Where to start is a reading order, not an index: the first few files. No "… and N
+    # more" line: judged noise every time (the file list has them all).
     start = MAX_START_FILES if d.files_max is None else min(d.files_max, MAX_START_FILES)
     shown = files[:start]
     yield from (
         _symbol_line(f, by_file.get(f, []), lang, d, mentioned.get(f, ())) for f in shown
     )
-    if len(shown) < len(files):
-        yield f"- … {_count(lang, 'render.more_files', len(files) - len(shown))}"
-    removed = digest.removed_files
+    if digest.moved_files:
+        arrow = " → "
+        moves = [f"{_file_code(old)}{arrow}{_file_code(new)}" for old, new in digest.moved_files]
+        yield f"- {_label(lang, 'render.moved_files')}{_limited(moves, str, d.files_max, d, lang)}"
+    # A removed file listed above with its removed symbols is not said again.
+    removed = [f for f in digest.removed_files if f not in shown]
     if removed:
         limit = d.files_max
         listed = removed if limit is None else removed[:limit]
@@ -294,6 +302,13 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
         if limit is not None and len(removed) > limit:
             text += " " + _count(lang, "render.more_files", len(removed) - limit)
         yield f"- {_label(lang, 'render.removed_files')}{text}"
+
+
+def _names_the_change(symbol: Symbol) -> bool:
+    """Not a private helper a test file adds (`_make_fake_self`): it tells a reviewer
+    nothing of what the tests exercise."""
+    return not (symbol.change == "added" and symbol.name.startswith("_")
+                and read_after_the_code(symbol.file))
 
 
 def routing_lines(digest: Digest) -> Iterator[str]:

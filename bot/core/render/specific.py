@@ -115,13 +115,31 @@ def _distinct(notes: tuple[StructureNote, ...]) -> list[StructureNote]:
 
 
 def check_lines(digest: Digest) -> Iterator[str]:
-    """At most MAX_CHECK_LINES: decisions, structure, changed values."""
+    """At most MAX_CHECK_LINES: decisions, structure, changed values, in that order.
+    When more apply, the cap keeps the most PR-specific ones (`_specificity`), not the
+    first kinds: a third quote that names nothing of the change does not push out a
+    note on a changed function."""
     lang = digest.lang
-    yield from [
-        *(f"- {decision_line(d, lang)}" for d in digest.decisions[:MAX_DECISIONS_SHOWN]),
-        *(f"- {structure_line(n, lang)}" for n in _distinct(digest.structure)),
-        *(f"- {value_line(c, lang)}" for c in digest.value_changes[:MAX_VALUES_SHOWN]),
-    ][:MAX_CHECK_LINES]
+    ranked = [
+        *((_specificity(d), f"- {decision_line(d, lang)}")
+          for d in digest.decisions[:MAX_DECISIONS_SHOWN]),
+        *((_SPECIFIC, f"- {structure_line(n, lang)}") for n in _distinct(digest.structure)),
+        *((_VALUE, f"- {value_line(c, lang)}")
+          for c in digest.value_changes[:MAX_VALUES_SHOWN]),
+    ]
+    order = sorted(range(len(ranked)), key=lambda i: (ranked[i][0], i))
+    kept = sorted(order[:MAX_CHECK_LINES])
+    yield from (ranked[i][1] for i in kept)
+
+
+# How specific a "What to check" line is, most first: it names a function or file of the
+# change (a structure note, a decision tied to a changed symbol); a changed value; a
+# quote that names nothing of the patch.
+_SPECIFIC, _VALUE, _UNANCHORED = 0, 1, 2
+
+
+def _specificity(decision: Decision) -> int:
+    return _SPECIFIC if decision.concerns else _UNANCHORED
 
 
 def _link_text(link: Link, lang: Lang) -> str:

@@ -276,16 +276,29 @@ STRUCTURE_TABLE: list[tuple[str, ChangedFile, tuple[str, str, tuple[str, ...]]]]
         ("launch", "isolated", ("spawn_new_process",)),
     ),
     (
-        "8-case parametrize matrix",
+        "parametrize matrix grew",
         _patch(
             "tests/test_gate.py",
-            '+@pytest.mark.parametrize("a", [True, False])',
-            '+@pytest.mark.parametrize("b", [1, 2])',
+            ' @pytest.mark.parametrize("a", [True, False])',
+            ' @pytest.mark.parametrize("b", [1, 2])',
+            '-@pytest.mark.parametrize("c", ["x"])',
             '+@pytest.mark.parametrize("c", ["x", "y"])',
-            "+def test_gate(a, b, c):",
-            "+    assert gate(a, b, c)",
+            " def test_gate(a, b, c):",
+            "     assert gate(a, b, c)",
         ),
-        ("test_gate", "parametrize", ("8", "2×2×2", "")),
+        ("test_gate", "parametrize", ("8", "2×2×2", "4")),
+    ),
+    (
+        "assert replacing a fallback",
+        _patch(
+            "vllm/r.py",
+            "-        if self.manager is None:",
+            "-            self.manager = build()",
+            "+        assert self.manager is not None",
+            "         self.manager.run()",
+            header="def capture(self):",
+        ),
+        ("capture", "assert-added", ("assert self.manager is not None",)),
     ),
 ]
 
@@ -349,6 +362,29 @@ def test_a_rewrite_is_not_a_reorder() -> None:
 def test_structure_table(changed: ChangedFile, expected: tuple[str, str, tuple[str, ...]]) -> None:
     notes = [(n.symbol, n.kind, n.details) for n in read_structure([changed])]
     assert notes == [expected]
+
+
+def test_template_notes_say_nothing() -> None:
+    """Judged noise on real PRs every time: "can callers reach the new assert?" on any
+    guard, a new test's parametrize matrix, a TODO that says nothing, and a condition
+    that tests the same thing (`is not None`, a renamed variable)."""
+    quiet = [
+        _patch("vllm/a.py", "+    assert self.m is not None", "     self.m.run()",
+               header="def run(self):"),
+        _patch("tests/test_b.py", '+@pytest.mark.parametrize("n", [1, 2])',
+               "+def test_b(n):", "+    assert n"),
+        _patch("vllm/c.py", "+    # TODO", "+    x = 1  # FIXME: TODO", header="def c():"),
+        _patch("vllm/d.py", "-    if config:", "+    if config is not None:", "         go()",
+               header="def d(config):"),
+        _patch("vllm/e.py", "-    current = count()", "-    if current + n > cap:",
+               "+    current_requests = shared.value", "+    if current_requests + n > cap:",
+               header="def e(n):"),
+    ]
+    assert read_structure(quiet) == ()
+    # A condition that reads another value is a change, though it looks alike.
+    other = _patch("vllm/f.py", "-    if current + n > cap:", "+    if queued + n > cap:",
+                   "     x = current", header="def f(n):")
+    assert [n.kind for n in read_structure([other])] == ["condition"]
 
 
 def test_structure_ignores_moves_tests_asserts_and_non_python() -> None:
@@ -568,7 +604,27 @@ def test_no_note_compares_code_the_base_does_not_have_with_the_base() -> None:
     decorated = _patch("vllm/d.py", "+@contextmanager", "+def timed():", "+    yield")
     assert [n.kind for n in read_structure([decorated])] == ["decorator-added"]
     assert read_structure([decorated], new_symbols=frozenset({("vllm/d.py", "timed")})) == ()
-    # A new assert asks about new code as well as old.
-    guarded = _patch("vllm/g.py", "+    assert self.m is not None", header="def run(self):")
-    assert [n.kind for n in read_structure(
-        [guarded], new_symbols=frozenset({("vllm/g.py", "run")}))] == ["assert-added"]
+    # A function the PR adds, in an existing file: nothing "used to continue" either.
+    assert read_structure([old_file], new_symbols=frozenset({("vllm/old.py", "check")})) == ()
+    # A raise that guards only a field the PR adds rejects nothing that used to pass.
+    new_field = _patch(
+        "vllm/config.py",
+        "     temperature: float = 1.0",
+        "+    stream_interval: int = 1",
+        "@@ -40,6 +41,9 @@ class SamplingParams:",
+        "     def verify(self) -> None:",
+        "+        if self.stream_interval < 1:",
+        "+            raise VLLMValidationError('stream_interval')",
+        "         if self.temperature < 0:",
+    )
+    assert read_structure([new_field]) == ()
+    old_field = _patch(
+        "vllm/config.py",
+        "     temperature: float = 1.0",
+        "@@ -40,6 +41,9 @@ class SamplingParams:",
+        "     def verify(self) -> None:",
+        "+        if math.isnan(self.temperature):",
+        "+            raise VLLMValidationError('temperature')",
+    )
+    assert [(n.symbol, n.kind) for n in read_structure([old_field])] == [
+        ("verify", "raise-added")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.core.facts import ChangedFile
-from bot.core.reading.symbols import extract_symbols, removed_files
+from bot.core.reading.symbols import extract_symbols, moved_files, removed_files, same_content
 from bot.core.vocabulary import Symbol
 
 PROCESSOR_PATCH = """@@ -1288,20 +1288,14 @@ class BaseMultiModalProcessor(ABC, Generic[_I]):
@@ -179,3 +179,29 @@ def test_removed_files() -> None:
         "vllm/a.py",
         "vllm/model_executor/layers/rotary_embedding/telechat3.py",
     )
+
+
+def _new_file(name: str, status: str, lines: list[str]) -> ChangedFile:
+    marker = "+" if status == "added" else "-"
+    body = "\n".join(marker + line for line in lines)
+    return ChangedFile(filename=name, status=status, patch=f"@@ -1 +1 @@\n{body}")
+
+
+def test_a_file_removed_and_added_again_elsewhere_is_a_move() -> None:
+    body = [f"def test_{i}():" if i % 2 == 0 else f"    assert f({i})" for i in range(20)]
+    old = _new_file("tests/test_monitor.py", "removed", body)
+    # Most of its lines went to one new file; a conftest took a few, an e2e test is new.
+    hooks = _new_file("tests/monitor/test_hooks.py", "added", ["import pytest", *body[:18]])
+    conftest = _new_file("tests/monitor/conftest.py", "added", body[18:])
+    e2e = _new_file("tests/monitor/test_e2e.py", "added", [f"x_{i} = {i}" for i in range(30)])
+    files = [old, hooks, conftest, e2e]
+    moves = moved_files(files)
+    assert moves == (("tests/test_monitor.py", "tests/monitor/test_hooks.py"),)
+    # The new file holds the old lines (and little else): nothing in it is new.
+    assert same_content(files, moves) == {"tests/monitor/test_hooks.py"}
+    # A removed file whose lines are not found again was removed, not moved; nor is a
+    # stub of a few lines.
+    rewritten = _new_file("tests/monitor/test_hooks.py", "added", [f"y = {i}" for i in range(20)])
+    assert moved_files([old, rewritten]) == ()
+    stub = _new_file("vllm/stub.py", "removed", ["pass"])
+    assert moved_files([stub, _new_file("vllm/b/stub.py", "added", ["pass"])]) == ()

@@ -409,7 +409,7 @@ def test_degrades_evidence_before_symbols() -> None:
     assert "<details>" in body  # and the trace is intact
 
 
-def test_where_to_start_lists_five_files_then_a_count() -> None:
+def test_where_to_start_lists_five_files() -> None:
     digest = deep_read_digest()
     symbols = tuple(
         Symbol(file=f"vllm/f{i}.py", name=f"function_with_a_long_name_{j}", change="modified")
@@ -417,11 +417,45 @@ def test_where_to_start_lists_five_files_then_a_count() -> None:
         for j in range(40)
     )
     body = render_digest(digest.model_copy(update={"symbols": symbols}))
-    # Where to start is a reading order: five files, then a count of the rest.
+    # Where to start is a reading order: five files. A bare count of the rest was judged
+    # noise on every real PR it was shown on.
     assert [f"vllm/f{i}.py" in body for i in range(6)] == [True] * 5 + [False]
     assert "vllm/f149.py" not in body
-    assert "- … and 145 more files" in body
+    assert "more files" not in body
     assert len(body) <= 65_536
+
+
+def _start_section(body: str) -> list[str]:
+    lines = body.split("\n")
+    start = lines.index("**Where to start**") + 1
+    end = lines.index("", start)
+    return lines[start:end]
+
+
+def test_where_to_start_puts_the_change_before_its_tests_and_says_each_file_once() -> None:
+    symbols = (
+        Symbol(file="tests/v1/test_queue.py", name="_make_engine", change="added"),
+        Symbol(file="tests/v1/test_queue.py", name="test_rejects_when_full", change="added"),
+        Symbol(file="tests/v1/test_queue.py", name="_shared_fixture", change="modified"),
+        Symbol(file="vllm/v1/queue.py", name="admit", change="modified"),
+        Symbol(file="vllm/v1/old_queue.py", name="OldQueue", change="removed"),
+    )
+    digest = deep_read_digest().model_copy(update={
+        "symbols": symbols,
+        "removed_files": ("vllm/v1/old_queue.py", "vllm/v1/gone.py"),
+        "moved_files": (("tests/test_a.py", "tests/a/test_a.py"),),
+    })
+    assert _start_section(render_digest(digest)) == [
+        "- `vllm/v1/queue.py`: `admit`",
+        "- `vllm/v1/old_queue.py`: removed: `OldQueue`",
+        # A private helper the tests add is no symbol to start at; one they change is.
+        "- `tests/v1/test_queue.py`: `_shared_fixture` · new: `test_rejects_when_full`",
+        "- Moved: `tests/test_a.py` → `tests/a/test_a.py`",
+        # The removed file listed above with its symbols is not said again.
+        "- Removed files: `vllm/v1/gone.py`",
+    ]
+    zh = render_digest(digest.model_copy(update={"lang": "zh"}))
+    assert "\n- 移动的文件：`tests/test_a.py` → `tests/a/test_a.py`\n" in zh
 
 
 def test_budget_below_minimum_is_a_programming_error() -> None:

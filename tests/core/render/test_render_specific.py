@@ -130,6 +130,16 @@ def test_what_to_check_is_at_most_five_lines_specific_first() -> None:
     assert lines[:3] == [f"- `f{i}`: “We keep `f{i}` because callers rely on it.” — author"
                          for i in range(3)]
     assert all("beta" not in line for line in lines)
+    # Quotes that name nothing of the change give way to notes on changed functions
+    # and to changed values; the lines kept stay in their kinds' order.
+    unanchored = tuple(Decision(f"We chose plan {i}.", "", "", 4) for i in range(3))
+    value = ValueChange("TeleChat3", "max_model_len", "131,072", "32,768")
+    crowded = _digest(decisions=unanchored, structure=structure[:3], value_changes=(value,))
+    assert list(check_lines(crowded)) == [
+        "- “We chose plan 0.” — author",
+        *(f"- `h{i}`: no longer passes `layer_name`" for i in range(3)),
+        "- `max_model_len` for TeleChat3: 131,072 → 32,768; check deployed configs",
+    ]
 
 
 def test_linked_work_line_lists_links_without_cross_referencing_them() -> None:

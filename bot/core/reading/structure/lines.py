@@ -104,12 +104,14 @@ def decorations(
         elif not name.startswith("pytest.mark.parametrize"):
             kind: Kind = "decorator-added" if marker == "+" else "decorator-removed"
             yield StructureNote(file, scope, kind, (name,))
-    if parametrize_changed and matrix and all(matrix):
+    # Only a matrix that grew or shrank: "a new test has N cases" was judged noise
+    # every time (nothing to act on), a changed count says which coverage moved.
+    if not (parametrize_changed and matrix and all(matrix) and old_matrix and all(old_matrix)):
+        return
+    total, before = _product(matrix), _product(old_matrix)
+    if total != before:
         shape = "×".join(str(size) for size in matrix)
-        before = str(_product(old_matrix)) if old_matrix and all(old_matrix) else ""
-        yield StructureNote(
-            file, scope, "parametrize", (str(_product(matrix)), shape, before)
-        )
+        yield StructureNote(file, scope, "parametrize", (str(total), shape, str(before)))
 
 
 def _product(sizes: list[int]) -> int:
@@ -168,6 +170,12 @@ def wrap_call(code: str) -> re.Match[str] | None:
 def wrapped_note(file: str, call: re.Match[str]) -> StructureNote:
     wrapper = (call.group(1) or "") + call.group(2)
     return StructureNote(file, call.group(3), "wrapped", (wrapper,))
+
+
+def todo_said(found: re.Match[str]) -> str:
+    """What a `TODO` match leaves for later; "" when it says nothing ("# TODO", "# TODO: TODO")."""
+    said = found.group(2)
+    return "" if said.strip(" \t:.-").upper() in ("", "TODO", "FIXME", "XXX") else said
 
 
 def snip(code: str) -> str:

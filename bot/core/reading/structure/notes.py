@@ -7,6 +7,7 @@ questions the piece's text can answer yes to, of the kinds that can still be sho
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from bot.core.reading.specifics import StructureNote
@@ -20,6 +21,7 @@ from bot.core.reading.structure.lines import (
     decorations,
     is_test_file,
     snip,
+    todo_said,
     wrap_call,
     wrapped_note,
 )
@@ -31,6 +33,21 @@ _KWARG = re.compile(r"(?<![=!<>\w.])([A-Za-z_]\w{0,60})[ \t]*=(?!=)")
 # The innermost call still open at a point of a line: its callee's name.
 _CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 _CALL_LOOKBACK = 1000
+_NAMES = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")  # names in a message are not the code's
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\S")
+_KEYWORDS = frozenset({"if", "elif", "while", "not", "and", "or", "is", "in", "None", "True",
+                       "False", "lambda"})
+# `x is not None` tests what `x` does, for a value that is never falsy otherwise.
+_IS_NOT_NONE = re.compile(r"([A-Za-z_][\w.]*)[ \t]+is[ \t]+not[ \t]+None\b")
+_IS_NONE = re.compile(r"([A-Za-z_][\w.]*)[ \t]+is[ \t]+None\b")
+# Words of an assert that name no subject: shared by every guard.
+_NOT_SUBJECTS = frozenset({
+    "assert", "self", "cls", "is", "not", "None", "and", "or", "in", "isinstance", "len",
+    "True", "False",
+})
+# A removed branch that handled a case: `if`/`elif`/`else`, or a conditional expression.
+_BRANCH = re.compile(r"[ \t]*(?:if|elif|else)\b|.*\bif\b.*\belse\b")
 # Where a line of capped codes joined by "\n" ends in a one-name call, as one that
 # `wrap_call` reads must.
 _MAY_WRAP = re.compile(r"\([A-Za-z_]\w*\)[^\S\n]*(?:\n|\Z)")
@@ -70,10 +87,14 @@ def _notes_of(
         new_conditions = [
             c.strip() for c in added if _CONDITION.match(c) and c.strip() not in moved
         ]
-        if old_conditions and new_conditions:
+        changed = next(
+            (pair for pair in zip(old_conditions, new_conditions, strict=False)
+             if not _cosmetic(*pair, hunk)),
+            None,
+        )
+        if changed is not None:
             yield StructureNote(
-                hunk.file, symbol, "condition",
-                (snip(old_conditions[0]), snip(new_conditions[0])),
+                hunk.file, symbol, "condition", (snip(changed[0]), snip(changed[1]))
             )
     if raises:
         yield from _raise_notes(hunk, removed, added, moved)
@@ -86,13 +107,41 @@ def _notes_of(
         yield StructureNote(hunk.file, symbol, "kwarg-removed", tuple(dropped[:3]))
     for code in added if todo else ():
         found = TODO.search(code)
-        if found:
-            yield StructureNote(
-                hunk.file, symbol, "todo", (snip(found.group(2) or found.group(1)),)
-            )
+        said = todo_said(found) if found else ""
+        if said:
+            yield StructureNote(hunk.file, symbol, "todo", (snip(said),))
             break
     if wrapped:
         yield from _wrapped(hunk, added)
+
+
+def _cosmetic(old: str, new: str, hunk: Hunk) -> bool:
+    """A condition that tests the same thing: `if x:` → `if x is not None:`, or a
+    variable renamed throughout (`current` → `current_requests`: both names stand on
+    other lines of their side, and the old one on no added or context line)."""
+    old_words, new_words = _condition_words(old), _condition_words(new)
+    if len(old_words) != len(new_words):
+        return False
+    renamed = [(was, now) for was, now in zip(old_words, new_words, strict=True) if was != now]
+    if not renamed:
+        return True
+    if any(not (_NAMES.fullmatch(was) and _NAMES.fullmatch(now)) or was in _KEYWORDS
+           or now in _KEYWORDS for was, now in renamed):
+        return False
+    kept: Counter[str] = Counter()
+    gone: Counter[str] = Counter()
+    for marker, code in hunk.lines:
+        (gone if marker == "-" else kept).update(_NAMES.findall(_STRING.sub("", code)))
+    # Each name once in its own condition: a rename uses them elsewhere too.
+    return all(not kept[was] and gone[was] > 1 and kept[now] > 1 for was, now in renamed)
+
+
+def _condition_words(condition: str) -> list[str]:
+    """A condition's tokens, with a None test spelled as truthiness."""
+    text = condition.split("#", 1)[0].strip().rstrip(":")
+    text = _IS_NOT_NONE.sub(r"\1", text)
+    text = _IS_NONE.sub(r"not \1", text)
+    return _TOKEN.findall(text)
 
 
 def _reordered(hunk: Hunk, moved: set[str]) -> tuple[str, str] | None:
@@ -140,9 +189,27 @@ def _assert_notes(
     if old and new:
         yield StructureNote(hunk.file, hunk.scope, "assert-changed", (snip(old[0]), snip(new[0])))
     elif new:
-        yield StructureNote(hunk.file, hunk.scope, "assert-added", (snip(new[0]),))
+        replacing = [a for a in new if _replaces_fallback(a, removed, moved)]
+        if replacing:
+            yield StructureNote(hunk.file, hunk.scope, "assert-added", (snip(replacing[0]),))
     elif old:
         yield StructureNote(hunk.file, hunk.scope, "assert-removed", (snip(old[0]),))
+
+
+def _replaces_fallback(assertion: str, removed: list[str], moved: set[str]) -> bool:
+    """Whether a new assert takes the place of a removed branch on what it asserts
+    (`if self.m is None: self.m = build()` → `assert self.m is not None`): a case that
+    used to be handled now fails. A new assert alone only asks "can callers reach it?",
+    judged a template question on every guard."""
+    names = set(_NAMES.findall(assertion)) - _NOT_SUBJECTS
+    if not names:
+        return False
+    for code in removed:
+        if code.strip() in moved or not _BRANCH.match(code):
+            continue
+        if names & set(_NAMES.findall(code)):
+            return True
+    return False
 
 
 def _decorator_notes(hunk: Hunk, moved: set[str]) -> Iterator[StructureNote]:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from bot.core.facts import ChangedFile
 from bot.core.reading.specifics import StructureNote
 from bot.core.reading.structure.lines import RANK, SHOWN_ALL, is_test_file
+from bot.core.reading.structure.new_names import guards_only_new_names
 from bot.core.reading.structure.notes import all_hunk_notes, hunk_notes
 from bot.core.reading.structure.pieces import Hunk, hunks_plain
 from bot.core.reading.structure.whole import WholeHunk, readings
@@ -30,14 +31,13 @@ MAX_NOTES = 6
 _MAX_PATCH_LINES = 20_000
 _PY_SUFFIXES = (".py", ".pyi")
 # Kinds that compare a function with the base ("no longer passes ...", "condition
-# changed from ..."): of code the base does not have, a file or a function the PR adds,
-# they say something false. "now raises ...; where it used to continue?" is judged
-# wrong in a new file or a test's stub (raising on purpose), yet useful as often as not
-# on a new function of an existing file (it points at a new rejection); "new assert;
-# can callers reach it?" asks about new code as well as old.
+# changed from ...", "now raises ...; where it used to continue?"): of code the base does
+# not have, a file or a function the PR adds, they say something false. A raise that
+# guards only a field or parameter the PR adds rejects nothing that used to pass.
 _AGAINST_BASE = frozenset({
-    "reordered", "condition", "raise-removed", "raise-changed", "assert-removed",
-    "assert-changed", "decorator-added", "decorator-removed", "kwarg-removed",
+    "reordered", "condition", "raise-added", "raise-removed", "raise-changed",
+    "assert-removed", "assert-changed", "assert-added", "decorator-added",
+    "decorator-removed", "kwarg-removed",
 })
 
 
@@ -47,13 +47,18 @@ def _new_code(
     """Whether a note compares with the base code the base does not have (see
     _AGAINST_BASE)."""
     new_files = {f.filename for f in files if f.status == "added"}
+    patches = {f.filename: f.patch for f in files if f.patch}
 
     def about_new(note: StructureNote) -> bool:
-        if note.kind == "raise-added":
-            return note.file in new_files or is_test_file(note.file)
         if note.kind not in _AGAINST_BASE:
             return False
-        return note.file in new_files or (note.file, note.symbol) in new_symbols
+        if note.file in new_files or (note.file, note.symbol) in new_symbols:
+            return True
+        if note.kind != "raise-added":
+            return False
+        return is_test_file(note.file) or guards_only_new_names(
+            patches.get(note.file, ""), note.details[0] if note.details else ""
+        )
 
     return about_new
 

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 from bot.core.reading.specifics import StructureNote
 from bot.core.reading.structure.lines import (
-    ASSERT,
     DECORATOR,
     MAX_LINE,
     RAISE,
@@ -19,8 +18,8 @@ from bot.core.reading.structure.lines import (
     SHOWN_ALL,
     TODO,
     decorations,
-    is_test_file,
     snip,
+    todo_said,
     wrap_call,
     wrapped_note,
 )
@@ -58,10 +57,8 @@ def _added_findings(hunk: WholeHunk, below: int) -> Iterator[tuple[int, Structur
     for piece, at in _first_per_piece(hunk, RAISE) if RANK["raise-added"] < below else ():
         name = RAISE.match(_capped(text, at))
         yield piece, StructureNote(file, hunk.scopes[piece], "raise-added", _groups(name))
-    asserts = RANK["assert-added"] < below and not is_test_file(file)
-    for piece, at in _first_per_piece(hunk, ASSERT) if asserts else ():
-        snippet = snip(_capped(text, at))
-        yield piece, StructureNote(file, hunk.scopes[piece], "assert-added", (snippet,))
+    # No "assert-added": without a removed line no assert replaces a fallback
+    # (`structure_notes._replaces_fallback`).
     if hunk.decorators and RANK["decorator-added"] < below:
         yield from _added_decorations(hunk, parametrize=RANK["parametrize"] < below)
     if RANK["todo"] < below and "#" in text:
@@ -109,13 +106,13 @@ def _added_todos(hunk: WholeHunk) -> Iterator[tuple[int, StructureNote]]:
     while near is not None:
         at = text.rfind("\n", 0, near.start())
         todo = TODO.search(_capped(text, at)) if text[at + 1] == "+" else None
-        if todo is None:
+        said = todo_said(todo) if todo is not None else ""
+        if not said:
             end = text.find("\n", near.end())
             near = _MAY_TODO.search(text, end) if end >= 0 else None
             continue
         piece = hunk.piece_of(at)
-        said = snip(todo.group(2) or todo.group(1))
-        yield piece, StructureNote(hunk.file, hunk.scopes[piece], "todo", (said,))
+        yield piece, StructureNote(hunk.file, hunk.scopes[piece], "todo", (snip(said),))
         starts = hunk.starts
         near = _MAY_TODO.search(text, starts[piece + 1]) if piece + 1 < len(starts) else None
 
