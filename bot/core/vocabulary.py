@@ -92,7 +92,8 @@ class Clue(BaseModel):
     """One piece of evidence behind a finding, as data; rendering words it.
 
     quote: `text` as the PR wrote it (untrusted). file: a path. area: an area id.
-    absent: what the description lacks (`text`, an id under the finding's own; `detail`
+    absent: what the description lacks (`text`, an id under the finding's own, or
+    `missing-test-results.<id>` where that finding was folded into this one; `detail`
     the section heading it names, as written). base: the base branch `text`. diff:
     `numbers` (additions, deletions). files: `numbers` (changed files,). platform: a
     hardware platform `text` the description names no hardware of. ci-step: a CI step,

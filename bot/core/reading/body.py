@@ -45,9 +45,20 @@ from bot.core.reading.template import strip_html_comments
 
 
 def looks_like_command(line: str) -> bool:
-    """A shell command mentions gsm8k and numbers too, but it is a plan, not a result."""
-    stripped = line.strip().lstrip("`")
+    """A shell command mentions gsm8k and numbers too, but it is a plan, not a result.
+    A sentence quoting a command in backticks ("verified with `vllm serve … --tp 4` on
+    B300: 95% on gsm8k") is a report: its code spans are not read for flags."""
+    stripped = line.strip()
+    if not stripped.startswith("`"):
+        stripped = _CODE_SPAN.sub("", stripped)
+    stripped = stripped.lstrip("`")
     return stripped.startswith(COMMAND_STARTS) or " --" in stripped or stripped.endswith("\\")
+
+
+_CODE_SPAN = re.compile(r"`[^`\n]{0,2000}`")
+# A ticked checklist line naming an accuracy evaluation: "- [x] LM-eval GSM8K (limit 256)
+# remains in the baseline range" reports a run (the template's own boxes are stripped).
+_EVAL_BOX = re.compile(r"^[ \t]{0,8}[-*+][ \t]{1,4}\[[xX]\][^\n]{0,2000}", re.MULTILINE)
 
 
 # Headings are short; a longer line is prose or a pasted log, never a section title.
@@ -188,7 +199,7 @@ def parse_body(body: str | None) -> PullRequestBody:
         # Prose pieces are joined with newlines the author never wrote: an admission
         # spanning such a joint is not their words.
         not_run=tuple(p for p in _find_not_run(prose, test_prose) if p.lower() in lowered),
-        eval_evidence=_find_eval_evidence(blocks),
+        eval_evidence=_dedupe((*_find_eval_evidence(blocks), *_eval_boxes(text, lowered))),
         perf_claims=perf_claims,
         perf_numbers=perf_numbers,
         verified=_scan_lines(VERIFIED_BOX, text, lowered),
@@ -452,6 +463,11 @@ def _find_eval_evidence(blocks: list[_Block]) -> tuple[str, ...]:
                 if len(found) >= _MAX_ITEMS:
                     return _dedupe(found)
     return _dedupe(found)
+
+
+def _eval_boxes(text: str, lowered: str) -> tuple[str, ...]:
+    return tuple(line for line in _scan_lines(_EVAL_BOX, text, lowered)
+                 if EVAL_WORD.search(line.lower()))
 
 
 def _scan_lines(pattern: re.Pattern[str], text: str, lowered: str) -> tuple[str, ...]:

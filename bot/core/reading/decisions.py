@@ -259,7 +259,16 @@ def _clauses(sentences: list[str]) -> Iterator[str]:
 
 
 def _decision_heading(heading: str) -> bool:
+    if _MOTIVATION_HEADING.search(heading):
+        return False
     return any(heading.startswith(h) or f" {h}" in heading for h in _DECISION_HEADINGS)
+
+
+# "Why is X needed?" / "Why does this matter?": the problem the PR answers, true of any PR
+# in the area (blind judges: generic background), not why the change is built as it is.
+_MOTIVATION_HEADING = re.compile(
+    r"\bwhy\b.{0,80}\b(?:need(?:ed)?|necessary|matters?|important|useful)\b"
+)
 
 
 def _score(sentence: str, heading: str) -> int:

@@ -49,9 +49,19 @@ class PullRequestTemplate:
         if found is None:
             return None
         for key, written in self.boxes:
-            if key == found[0]:
+            if key == found[0] or _same_opening(key, found[0]):
                 return written, found[1]
         return None
+
+
+# A box whose first words are the template box's is that box with its end edited or cut
+# ("…, or e2e [...]"): an unticked copy is the template's, never the author's admission.
+_OPENING_CHARS = 40
+
+
+def _same_opening(template_box: str, box: str) -> bool:
+    return (len(template_box) >= _OPENING_CHARS and len(box) >= _OPENING_CHARS
+            and template_box[:_OPENING_CHARS] == box[:_OPENING_CHARS])
 
 
 def parse_template(text: str, *, source: str) -> PullRequestTemplate:

@@ -105,6 +105,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "empty Test Result section",
         "zh": "Test Result 部分为空",
     },
+    "risk.missing-test-results.empty-sections": {
+        "en": "empty Test Plan and Test Result sections",
+        "zh": "Test Plan 与 Test Result 部分均为空",
+    },
     "risk.missing-test-results.no-result-section": {
         "en": "no Test Result section",
         "zh": "没有 Test Result 部分",
@@ -398,10 +402,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.colon": {"en": ": ", "zh": "："},
     "render.risks": {"en": "Risk checklist", "zh": "风险清单"},
     "render.area_checklist": {
-        "en": "Area checklist ({count:,} items)",
-        "zh": "领域检查清单({count:,} 项)",
+        "en": "More risks ({count:,} items)",
+        "zh": "更多风险项({count:,} 项)",
     },
-    "render.area_checklist.one": {"en": "Area checklist (1 item)", "zh": "领域检查清单(1 项)"},
+    "render.area_checklist.one": {"en": "More risks (1 item)", "zh": "更多风险项(1 项)"},
     "render.severity.high": {"en": "🔴", "zh": "🔴"},
     "render.severity.medium": {"en": "🟠", "zh": "🟠"},
     "render.severity.low": {"en": "🟡", "zh": "🟡"},

@@ -84,7 +84,9 @@ def risk_evidence(risk: Risk, lang: Lang) -> tuple[str, ...]:
 def clue_text(risk_id: str, clue: Clue, lang: Lang) -> str:
     kind = clue.kind
     if kind == "absent":
-        key = f"risk.{risk_id}.{clue.text}"
+        # Under the finding's own id, or (folded into another) under the one it came from.
+        own = clue.text.split(".", 1)[0] == "missing-test-results"
+        key = f"risk.{clue.text}" if own else f"risk.{risk_id}.{clue.text}"
         return t(lang, key, section=clue.detail) if clue.detail else t(lang, key)
     if kind == "platform":
         return t(lang, "risk.hardware-unverified.unnamed", platform=clue.text)

@@ -30,7 +30,7 @@ GOOD_BODY = """## Purpose
 Fix it.
 
 ## Test Plan
-pytest tests/compile/test_fusion.py
+pytest -k fusion
 
 ## Test Result
 12 passed
@@ -174,9 +174,11 @@ def test_missing_test_results(result_section: str, evidence: str) -> None:
 
 
 def test_missing_test_results_is_medium_for_untested_critical_code() -> None:
-    body = "## Purpose\nx\n## Test Plan\n\n## Test Result\n\n"
-    risk = assess(pr(SCHEDULER_FILE), body, (SCHEDULER,))["missing-test-results"]
+    # A plan without results: the gap is the results' own line (an empty plan too: below).
+    planned = "## Purpose\nx\n## Test Plan\nrun the scheduler by hand\n## Test Result\n\n"
+    risk = assess(pr(SCHEDULER_FILE), planned, (SCHEDULER,))["missing-test-results"]
     assert risk.severity == "medium"
+    body = "## Purpose\nx\n## Test Plan\n\n## Test Result\n\n"
     # The same PR with a test change, or with a CI build linked, is low / quiet.
     tested = pr(SCHEDULER_FILE, "tests/v1/core/test_scheduler.py")
     assert assess(tested, body, (SCHEDULER,))["missing-test-results"].severity == "low"
@@ -587,3 +589,75 @@ def test_missing_tests_not_on_a_performance_change() -> None:
     )
     assert "missing-tests" not in assess(pr(code, title="[Kernel] Swizzle"), numbers)
     assert "missing-tests" in assess(pr(code, title="[Kernel] Swizzle"), "## Purpose\nFix.")
+
+
+# --- an empty Test Plan and Test Result, told once -------------------------------------
+
+
+EMPTY_SECTIONS = "## Purpose\nx\n## Test Plan\n\n## Test Result\n\n"
+
+
+def test_empty_plan_and_result_beside_a_missing_test_is_one_line() -> None:
+    """Two stock lines saying the same (no test, no results) are one: missing-tests says
+    the sections are empty too."""
+    risks = assess(pr(SCHEDULER_FILE), EMPTY_SECTIONS, (SCHEDULER,))
+    assert "missing-test-results" not in risks
+    told = "empty Test Plan and Test Result sections"
+    assert risks["missing-tests"].evidence == (told, SCHEDULER_FILE)
+    zh = assess(pr(SCHEDULER_FILE), EMPTY_SECTIONS, (SCHEDULER,), lang="zh")
+    assert zh["missing-tests"].evidence[0] == "Test Plan 与 Test Result 部分均为空"
+
+
+def test_empty_plan_and_result_stay_said_by_the_run_ask_kept() -> None:
+    """Folded into the GPU-evaluation ask, the empty sections are still named (issue 40:
+    folding lost the one signal the results ask carried)."""
+    risks = assess(pr(*TESTED), EMPTY_SECTIONS, (COMPILE,))
+    assert "missing-test-results" not in risks
+    assert risks["missing-gpu-eval"].evidence[0] == "empty Test Plan and Test Result sections"
+    # With results posted there is nothing to fold, and nothing is said about sections.
+    posted = assess(pr(*TESTED), "## Test Plan\npytest\n## Test Result\n3 passed\n", (COMPILE,))
+    assert all("section" not in e for e in posted["missing-gpu-eval"].evidence)
+
+
+# --- missing-tests answered by the plan ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        "pytest -s -v tests/models/multimodal/generation/test_whisper.py::test_models[True]",
+        "```\npytest tests/entrypoints/launchers/\n```",
+    ],
+)
+def test_a_test_named_in_the_plan_answers_missing_tests(plan: str) -> None:
+    body = f"## Purpose\nx\n## Test Plan\n{plan}\n## Test Result\n3 passed\n"
+    assert "missing-tests" not in assess(pr(SCHEDULER_FILE), body)
+
+
+def test_a_plan_naming_only_source_files_leaves_missing_tests() -> None:
+    body = (f"## Purpose\nx\n## Test Plan\npre-commit run --files {SCHEDULER_FILE}\n"
+            "## Test Result\nall hooks passed\n")
+    assert "missing-tests" in assess(pr(SCHEDULER_FILE), body)
+
+
+# --- evidence wherever it is posted ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        # A sentence quoting the command it ran, then its score.
+        "Verified with `vllm serve m --tensor-parallel-size 4 --kv-cache-dtype fp8` on B300: "
+        "95% on GSM8k",
+        # A ticked box of the author's own naming the evaluation.
+        "- [x] LM-eval GSM8K (`--limit 256`) remains in the baseline range.",
+    ],
+)
+def test_posted_evaluation_clears_missing_gpu_eval(report: str) -> None:
+    body = f"## Purpose\nx\n## Test Plan\n\n## Test Result\n{report}\n"
+    assert "missing-gpu-eval" not in assess(pr(*TESTED), body, (COMPILE,))
+
+
+def test_an_unticked_evaluation_box_is_a_plan() -> None:
+    body = "## Purpose\nx\n## Test Plan\n- [ ] lm_eval gsm8k before/after\n"
+    assert "missing-gpu-eval" in assess(pr(*TESTED), body, (COMPILE,))

@@ -628,3 +628,14 @@ def test_no_note_compares_code_the_base_does_not_have_with_the_base() -> None:
     )
     assert [(n.symbol, n.kind) for n in read_structure([old_field])] == [
         ("verify", "raise-added")]
+
+
+def test_a_why_is_it_needed_heading_is_background_not_a_decision() -> None:
+    """"Why is X needed?" holds the problem (true of any PR in the area); "Why" alone or
+    "Why this approach" holds the author's reasons."""
+    background = "Methods need to verify K tokens for each sequence while decoding them."
+    assert harvest_decisions(f"## Why is dynamic K needed?\n{background}\n") == ()
+    reason = "The scheduler reads the proposal length once per step from the config."
+    for heading in ("Why", "Why this approach"):
+        (decision,) = harvest_decisions(f"## {heading}\n{reason}\n")
+        assert decision.quote == reason
