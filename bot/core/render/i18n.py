@@ -362,6 +362,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.ci.detail": {"en": "CI steps by job file", "zh": "按任务文件列出的 CI 步骤"},
     "render.ci.detail_run": {"en": "Run on this PR", "zh": "在本 PR 上运行"},
     "render.ci.detail_nightly": {"en": "Nightly only", "zh": "仅夜间"},
+    "render.ci.detail_intel": {"en": "Run by Intel's pipeline (ci_config_intel.yaml)",
+                               "zh": "由 Intel 流水线运行（ci_config_intel.yaml）"},
     "render.ci.detail_optional": {"en": "Optional (unblock to run)",
                                   "zh": "可选（解除阻塞后运行）"},
     # The build on the head commit (bot/core/repo_config/ci_status.py).
