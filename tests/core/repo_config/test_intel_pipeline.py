@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.render.ci import ci_detail_lines, ci_lines
+from bot.core.render.contract import digest_json
 from bot.core.repo_config.config import RepoConfig, read_repo_config
 from bot.core.repo_config.files import ConfigFiles
 from bot.core.repo_config.pipeline import INTEL_CI_CONFIG_PATH, parse_pipeline, select_steps
@@ -191,3 +192,14 @@ def test_vllm_0_34_other_changes_read_as_without_intels_pipeline() -> None:
         (changed("docs/index.md"),),
     ):
         assert lines(REAL, files) == lines(REAL_WITHOUT_INTEL, files), files
+
+
+def test_the_json_carries_intels_steps_apart_from_the_main_pipelines() -> None:
+    files = (changed("vllm/engine/core.py"), changed("tests/engine/test_xpu_engine.py"))
+    digest = build_digest(FACTS.model_copy(update={"files": files}), RULES, "en",
+                          repo_config=config({**MAIN, **INTEL}))
+    ci = digest_json(digest, "")["ci"]
+    assert [s["file"] for s in ci["steps"]] == [".buildkite/test_areas/engine.yaml"]
+    assert [(s["label"], s["device"]) for s in ci["intel"]["steps"]] == [
+        (":intel: (BMG) Engine", "intel_gpu")]
+    assert ci["intel"]["broad_count"] == 0
