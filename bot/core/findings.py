@@ -135,6 +135,7 @@ class CiPlan(BaseModel):
     # steps it runs for the PR reached through a narrow entry, and how many others it runs.
     intel_steps: tuple[CiStepRef, ...] = ()
     intel_broad_count: int = 0
+    intel_broad_through: tuple[str, ...] = ()  # what reached those others, or run-all
 
 
 class RepoLabel(BaseModel):

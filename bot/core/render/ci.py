@@ -211,6 +211,12 @@ def _platform_text(plan: CiPlan, lang: Lang) -> str:
         files += t(lang, "render.comma") + t(lang, "render.more",
                                              count=len(plan.platform_files) - 2)
     on = [s for s in _listed(plan) if s.pipeline or on_platform(s, plan.platform)]
+    if not on and plan.platform == "xpu" and plan.intel_broad_count:
+        # Intel's steps run on XPU, reached only through what almost any change reaches
+        through = t(lang, "render.comma").join(
+            escape_code(b, 60) for b in plan.intel_broad_through[:3])
+        return t(lang, "render.ci.platform_intel_broad", platform=name, files=files,
+                 count=plan.intel_broad_count, through=through or "—")
     if not on:
         return t(lang, "render.ci.platform_none", platform=name, files=files)
     text = t(lang, "render.ci.platform_steps", platform=name, files=files,
@@ -331,7 +337,8 @@ def ci_lines(digest: Digest) -> Iterator[str]:
         yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.run_all')}"
     elif _listed(plan):
         yield _reached_line(plan, lang)
-    elif plan.platform and plan.broad_count:
+    elif plan.platform and (plan.broad_count or (plan.platform == "xpu"
+                                                 and plan.intel_broad_count)):
         yield (f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}"
                + _platform_text(plan, lang) + _broad_tail(plan, lang))
     elif plan.broad_count:

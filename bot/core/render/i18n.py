@@ -334,6 +334,13 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
               "this build exercises the change",
         "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）："
               "本次构建没有步骤覆盖这项改动"},
+    "render.ci.platform_intel_broad": {
+        "en": "none runs on {platform}, where its changed code runs ({files}); Intel's "
+              "pipeline runs {count:,} {platform} steps only through {through}, none tied to "
+              "a test of this change",
+        "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）；"
+              "Intel 流水线仅经由 {through} 运行 {count:,} 个 {platform} 步骤，"
+              "没有一个与本改动的测试对应"},
     "render.ci.platform_steps": {
         "en": "of which only the {platform} ones can run its changed {platform} code "
               "({files}): {steps}",

@@ -15,6 +15,7 @@ from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
 from bot.core.repo_config.pipeline import (
+    CiSelection,
     CiStep,
     Pipeline,
     StepMatch,
@@ -107,6 +108,12 @@ def _no_command_runs(steps: Sequence[CiStep], tests: tuple[str, ...]) -> tuple[s
     return tuple(test for test in tests if test not in run)
 
 
+def _through(selection: CiSelection) -> tuple[str, ...]:
+    """What reached a selection's counted steps: its broad entries, or the paths that
+    matched its run-all patterns (every step then runs)."""
+    return selection.run_all_files[:3] if selection.run_all else selection.broad_through
+
+
 def _refs(pipeline: Pipeline, change: ChangedTests, matches: tuple[StepMatch, ...],
           status_of: dict[CiStep, str] | None = None) -> tuple[CiStepRef, ...]:
     known = status_of or {}
@@ -150,6 +157,7 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
         intel_steps=(_refs(intel, change, intel_selection.narrow)
                      if intel_selection is not None and intel is not None else ()),
         intel_broad_count=intel_selection.broad_count if intel_selection is not None else 0,
+        intel_broad_through=_through(intel_selection) if intel_selection is not None else (),
     )
 
 

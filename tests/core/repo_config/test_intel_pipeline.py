@@ -203,3 +203,22 @@ def test_the_json_carries_intels_steps_apart_from_the_main_pipelines() -> None:
     assert [(s["label"], s["device"]) for s in ci["intel"]["steps"]] == [
         (":intel: (BMG) Engine", "intel_gpu")]
     assert ci["intel"]["broad_count"] == 0
+
+
+def test_vllm_0_34_an_xpu_change_only_vllm_reaches_says_intels_steps_run_through_it() -> None:
+    files = (changed("vllm/_xpu_ops.py", "@@ -1 +1 @@\n+x = 1\n"),)
+    line = ci_line(lines(REAL, files))
+    # 18 of Intel's PR steps list `vllm/`: they run on XPU, and none runs a test of it
+    intel = REAL.intel_pipeline
+    assert intel is not None
+    through_vllm = [s for s in intel.steps if "vllm/" in s.dependencies
+                    and not s.optional and not s.key.startswith("image-build")]
+    assert len(through_vllm) == 18
+    assert line.startswith(
+        "- CI to run: none runs on XPU, where its changed code runs (`vllm/_xpu_ops.py`); "
+        "Intel's pipeline runs 18 XPU steps only through `vllm/`, none tied to a test of this "
+        "change · +")
+    zh = ci_line(lines(REAL, files, "zh"))
+    assert "Intel 流水线仅经由 `vllm/` 运行 18 个 XPU 步骤" in zh
+    assert "none runs on XPU, where" in ci_line(lines(REAL_WITHOUT_INTEL, files))
+    assert "Intel" not in ci_line(lines(REAL_WITHOUT_INTEL, files))
