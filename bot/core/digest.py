@@ -168,7 +168,7 @@ def _from_repo_config(
 
     owners = for_digest.code_owners(config.codeowners, facts) if config.codeowners else None
     ci = (
-        for_digest.ci_plan(config.pipeline, facts, config.source, head)
+        for_digest.ci_plan(config.pipeline, facts, config.source, head, config.intel_pipeline)
         if config.pipeline and config.pipeline.steps else None
     )
     labels = for_digest.repo_labels(config.mergify, facts) if config.mergify else ()

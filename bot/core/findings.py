@@ -67,6 +67,9 @@ class CiStepRef(BaseModel):
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
+    # "intel" for a step of Intel's pipeline (.buildkite/ci_config_intel.yaml), "" for the
+    # main one
+    pipeline: str = ""
 
     @property
     def exercises_change(self) -> bool:
@@ -128,6 +131,11 @@ class CiPlan(BaseModel):
     # one (bot/core/repo_config/platform_code.py), and its changed source files.
     platform: str = ""
     platform_files: tuple[str, ...] = ()
+    # Intel's pipeline (.buildkite/ci_config_intel.yaml), where the base has one: the
+    # steps it runs for the PR reached through a narrow entry, and how many others it runs.
+    intel_steps: tuple[CiStepRef, ...] = ()
+    intel_broad_count: int = 0
+    intel_broad_through: tuple[str, ...] = ()  # what reached those others, or run-all
 
 
 class RepoLabel(BaseModel):

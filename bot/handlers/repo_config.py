@@ -22,7 +22,7 @@ from cachetools import LRUCache, TTLCache
 
 from bot.core.repo_config.config import RepoConfig, read_repo_config
 from bot.core.repo_config.files import (
-    CI_CONFIG_PATH,
+    CI_CONFIG_PATHS,
     CODEOWNERS_PATHS,
     JOB_FILE_SUFFIXES,
     MAX_FILE_BYTES,
@@ -166,6 +166,8 @@ class _Walk:
             raise _ReadFailed(path, exc) from exc
 
     async def _read_file(self, path: str) -> bool:
+        if path in self.texts:  # two pipelines may share a job dir
+            return True
         directory, _, name = path.rpartition("/")
         listing = await self.source.entries(directory)
         entry = listing.get(name) if listing else None
@@ -191,15 +193,16 @@ class _Walk:
             if await self.read_file(path):
                 return
 
-    async def job_files(self) -> None:
-        if not await self.read_file(CI_CONFIG_PATH) or CI_CONFIG_PATH not in self.texts:
+    async def job_files(self, config: str) -> None:
+        """A CI config and the job files of its `job_dirs`; an absent config reads nothing."""
+        if not await self.read_file(config) or config not in self.texts:
             return
-        problem, dirs = job_dirs(self.texts[CI_CONFIG_PATH])
+        problem, dirs = job_dirs(self.texts[config], config)
         if problem:
             self.problems.append(problem)
         for directory in dirs:
             if await self.source.entries(directory) is None:
-                self.problems.append(f"{CI_CONFIG_PATH}: job dir {directory} is missing")
+                self.problems.append(f"{config}: job dir {directory} is missing")
                 continue
             await self._job_dir(directory, 0)
 
@@ -235,11 +238,12 @@ async def read_config_files(source: TreeSource, label: str) -> ConfigFiles:
         except _ReadFailed as failed:
             walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
             unread = unread or _transient(failed.cause)
-    try:
-        await walk.job_files()
-    except _ReadFailed as failed:
-        walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
-        unread = unread or _transient(failed.cause)
+    for config in CI_CONFIG_PATHS:  # each pipeline apart: one failing keeps the other
+        try:
+            await walk.job_files(config)
+        except _ReadFailed as failed:
+            walk.problems.append(f"{failed.path}: could not be read ({_why(failed.cause)})")
+            unread = unread or _transient(failed.cause)
     return ConfigFiles(source=label, texts=walk.texts, problems=tuple(walk.problems),
                        unread=unread)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-from bot.core.repo_config.files import CI_CONFIG_PATH, MAX_FILE_BYTES
+from bot.core.repo_config.config import read_repo_config
+from bot.core.repo_config.files import CI_CONFIG_PATH, INTEL_CI_CONFIG_PATH, MAX_FILE_BYTES
 from bot.handlers.repo_config import (
     DirectorySource,
     GitObjectCache,
@@ -24,10 +26,10 @@ def _tree(version: str) -> dict[str, str]:
 
 
 def _read_by_the_walk(files: dict[str, str]) -> dict[str, str]:
-    # The Intel and ROCm pipelines' own configs are copied too, but a PR build on
-    # vllm-project/vllm is generated from ci_config.yaml alone; a job dir is read at
-    # any depth, as the generator's os.walk does (hardware_tests/intel_xpu_ci/).
-    return {p: t for p, t in files.items() if not p.startswith(".buildkite/ci_config_")}
+    # The ROCm pipeline's own config is copied too, but not read (its steps are the main
+    # config's AMD mirrors); Intel's is read with its job dir; a job dir is read at any
+    # depth, as the generator's os.walk does (hardware_tests/intel_xpu_ci/).
+    return {p: t for p, t in files.items() if p != ".buildkite/ci_config_rocm.yaml"}
 
 
 def _with_source(files: dict[str, str]) -> dict[str, str]:
@@ -51,9 +53,49 @@ async def test_a_base_commit_yields_every_config_file_of_vllm_0_34() -> None:
     assert ".buildkite/test_areas/attention.yaml" in job_files
     assert ".buildkite/hardware_tests/amd.yaml" in job_files
     assert ".buildkite/hardware_tests/intel_xpu_ci/test-intel.yaml" in job_files
-    # A blob per file, and seven trees: root, .github, .buildkite, its three job dirs
-    # and the one folder nested in them.
-    assert calls == len(_read_by_the_walk(files)) + 7
+    # Intel's pipeline: its config and every job file of its job dir
+    assert INTEL_CI_CONFIG_PATH in job_files
+    intel_jobs = {p for p in job_files if p.startswith(".buildkite/intel_jobs/")}
+    assert len(intel_jobs) == 18
+    assert ".buildkite/intel_jobs/engine_intel.yaml" in intel_jobs
+    # A blob per file, and eight trees: root, .github, .buildkite, the main config's
+    # three job dirs and the one folder nested in them, Intel's job dir.
+    assert calls == len(_read_by_the_walk(files)) + 8
+
+
+async def test_a_base_without_intels_pipeline_reads_the_rest_without_a_problem() -> None:
+    state = FakeGitHubState()
+    files = {p: t for p, t in _tree("0.34.0").items()
+             if p != INTEL_CI_CONFIG_PATH and not p.startswith(".buildkite/intel_jobs/")}
+    base = state.add_commit(REPO, _with_source(files))
+    read, _ = await config_at_base(MemoryGitHub(state), REPO, base, GitObjectCache())
+    assert read is not None
+    assert read.problems == ()
+    assert set(read.texts) == set(_read_by_the_walk(files))
+    config = read_repo_config(read)
+    assert config.intel_pipeline is None
+    assert config.pipeline is not None
+    assert len(config.pipeline.steps) > 100
+
+
+async def test_an_intel_job_file_that_fails_to_read_loses_none_of_the_main_pipeline() -> None:
+    state = FakeGitHubState()
+    files = _tree("0.34.0")
+    base = state.add_commit(REPO, _with_source(files))
+    engine = ".buildkite/intel_jobs/engine_intel.yaml"
+    data = files[engine].encode()
+    sha = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    state.fail_next("GET", f"/repos/*/git/blobs/{sha}", 502)
+    read, _ = await config_at_base(MemoryGitHub(state), REPO, base, GitObjectCache())
+    assert read is not None
+    assert read.problems == (f"{engine}: could not be read (HTTP 502)",)
+    assert read.unread
+    assert engine not in read.texts
+    # Intel's walk stops there (the job is marked unread, to be read again); the main
+    # pipeline and everything else are read in full
+    intel = {p for p in files if p.startswith(".buildkite/intel_jobs/")}
+    assert set(read.texts) - intel == set(_read_by_the_walk(files)) - intel
+    assert INTEL_CI_CONFIG_PATH in read.texts
 
 
 async def test_a_warm_cache_costs_one_call_per_new_base_and_reads_only_what_changed() -> None:

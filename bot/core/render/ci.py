@@ -71,6 +71,8 @@ def _name(step: CiStepRef) -> tuple[str, str]:
 
 def _device(step: CiStepRef, from_label: str) -> str:
     device = from_label or step.device or "GPU"
+    if step.pipeline == "intel" and "intel" not in device.lower():
+        device = f"Intel {device}"  # `(BMG)` alone does not say which pipeline runs it
     return f"{device} ×{step.gpus}" if step.gpus > 1 and "×" not in device else device
 
 
@@ -140,11 +142,18 @@ def _through(steps: Sequence[CiStepRef]) -> str:
     return ", ".join(escape_code(e, 60) for e in shown)
 
 
+def _listed(plan: CiPlan) -> tuple[CiStepRef, ...]:
+    """The steps the visible line counts: the main pipeline's and, for a change only XPU
+    executes, Intel's (for any other change they stay in the collapsed list, as hardware
+    mirrors do, and do not crowd the line)."""
+    return (*plan.steps, *plan.intel_steps) if plan.platform == "xpu" else plan.steps
+
+
 def _reached_line(plan: CiPlan, lang: Lang) -> str:
     """By job file, the steps whose commands run this change's tests or its module's,
     then those an entry few steps list reaches; the rest are counted. For a change only
     one platform executes, which of its steps can run it, or that none can."""
-    lead = _count(lang, "render.ci.steps", len(plan.steps))
+    lead = _count(lang, "render.ci.steps", len(_listed(plan)))
     head = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{lead}"
     if plan.platform:
         return f"{head}{t(lang, 'render.comma')}{_platform_text(plan, lang)}" + _broad_tail(
@@ -201,7 +210,13 @@ def _platform_text(plan: CiPlan, lang: Lang) -> str:
     if len(plan.platform_files) > 2:
         files += t(lang, "render.comma") + t(lang, "render.more",
                                              count=len(plan.platform_files) - 2)
-    on = [s for s in plan.steps if on_platform(s, plan.platform)]
+    on = [s for s in _listed(plan) if s.pipeline or on_platform(s, plan.platform)]
+    if not on and plan.platform == "xpu" and plan.intel_broad_count:
+        # Intel's steps run on XPU, reached only through what almost any change reaches
+        through = t(lang, "render.comma").join(
+            escape_code(b, 60) for b in plan.intel_broad_through[:3])
+        return t(lang, "render.ci.platform_intel_broad", platform=name, files=files,
+                 count=plan.intel_broad_count, through=through or "—")
     if not on:
         return t(lang, "render.ci.platform_none", platform=name, files=files)
     text = t(lang, "render.ci.platform_steps", platform=name, files=files,
@@ -320,9 +335,10 @@ def ci_lines(digest: Digest) -> Iterator[str]:
         return
     if plan.run_all:
         yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.run_all')}"
-    elif plan.steps:
+    elif _listed(plan):
         yield _reached_line(plan, lang)
-    elif plan.platform and plan.broad_count:
+    elif plan.platform and (plan.broad_count or (plan.platform == "xpu"
+                                                 and plan.intel_broad_count)):
         yield (f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}"
                + _platform_text(plan, lang) + _broad_tail(plan, lang))
     elif plan.broad_count:
@@ -338,7 +354,7 @@ def ci_lines(digest: Digest) -> Iterator[str]:
 def ci_detail_lines(digest: Digest) -> Iterator[str]:
     """The collapsed list: every narrow step by job file, then what the build will not run."""
     plan = digest.ci
-    if plan is None or not (plan.steps or plan.nightly or plan.optional):
+    if plan is None or not (plan.steps or plan.nightly or plan.optional or plan.intel_steps):
         return
     lang = digest.lang
     yield f"<details><summary>{sanitize_trusted(t(lang, 'render.ci.detail'))}</summary>"
@@ -346,7 +362,8 @@ def ci_detail_lines(digest: Digest) -> Iterator[str]:
     listed = 0
     for title, steps in (("render.ci.detail_run", plan.steps),
                          ("render.ci.detail_nightly", plan.nightly),
-                         ("render.ci.detail_optional", plan.optional)):
+                         ("render.ci.detail_optional", plan.optional),
+                         ("render.ci.detail_intel", plan.intel_steps)):
         if not steps:
             continue
         yield f"{t(lang, title)}{t(lang, 'render.colon').rstrip()}"

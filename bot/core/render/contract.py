@@ -151,6 +151,10 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
             "optional": [step(s) for s in ci.optional],
             "tests_without_step": list(ci.tests_without_step),
         },
+        # Intel's pipeline (.buildkite/ci_config_intel.yaml): the steps it runs through a
+        # narrow entry and how many others; empty where the base has none.
+        "intel": {"steps": [step(s) for s in ci.intel_steps],
+                  "broad_count": ci.intel_broad_count},
         "source": ci.source,
         # The build on the head commit: its state, or None when statuses were not read.
         "state": ci.run.state if ci.run else None,

@@ -338,6 +338,13 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
               "this build exercises the change",
         "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）："
               "本次构建没有步骤覆盖这项改动"},
+    "render.ci.platform_intel_broad": {
+        "en": "none runs on {platform}, where its changed code runs ({files}); Intel's "
+              "pipeline runs {count:,} {platform} steps only through {through}, none tied to "
+              "a test of this change",
+        "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）；"
+              "Intel 流水线仅经由 {through} 运行 {count:,} 个 {platform} 步骤，"
+              "没有一个与本改动的测试对应"},
     "render.ci.platform_steps": {
         "en": "of which only the {platform} ones can run its changed {platform} code "
               "({files}): {steps}",
@@ -366,6 +373,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.ci.detail": {"en": "CI steps by job file", "zh": "按任务文件列出的 CI 步骤"},
     "render.ci.detail_run": {"en": "Run on this PR", "zh": "在本 PR 上运行"},
     "render.ci.detail_nightly": {"en": "Nightly only", "zh": "仅夜间"},
+    "render.ci.detail_intel": {"en": "Run by Intel's pipeline (ci_config_intel.yaml)",
+                               "zh": "由 Intel 流水线运行（ci_config_intel.yaml）"},
     "render.ci.detail_optional": {"en": "Optional (unblock to run)",
                                   "zh": "可选（解除阻塞后运行）"},
     # The build on the head commit (bot/core/repo_config/ci_status.py).

@@ -9,6 +9,7 @@ from bot.core.repo_config.codeowners import CodeOwners, parse_codeowners
 from bot.core.repo_config.files import (
     CI_CONFIG_PATH,
     CODEOWNERS_PATHS,
+    INTEL_CI_CONFIG_PATH,
     MERGIFY_PATHS,
     TEMPLATE_PATHS,
     ConfigFiles,
@@ -23,6 +24,8 @@ class RepoConfig:
     codeowners: CodeOwners | None = None
     mergify: MergifyLabels | None = None
     pipeline: Pipeline | None = None
+    # Intel's pipeline (.buildkite/ci_config_intel.yaml), None where the base has none
+    intel_pipeline: Pipeline | None = None
     template: PullRequestTemplate | None = None
     problems: tuple[str, ...] = ()  # "file:line: message" for what was read and refused
     unread: bool = False  # a file could not be read this time (ConfigFiles.unread)
@@ -35,6 +38,8 @@ def read_repo_config(files: ConfigFiles) -> RepoConfig:
     found = files.first(MERGIFY_PATHS)
     mergify = parse_mergify(found[1], source=found[0]) if found else None
     pipeline = parse_pipeline(files.job_files()) if CI_CONFIG_PATH in files.texts else None
+    intel = (parse_pipeline(files.job_files(), INTEL_CI_CONFIG_PATH)
+             if INTEL_CI_CONFIG_PATH in files.texts else None)
     found = files.first(TEMPLATE_PATHS)
     template = parse_template(found[1], source=found[0]) if found else None
     return RepoConfig(
@@ -43,11 +48,13 @@ def read_repo_config(files: ConfigFiles) -> RepoConfig:
         codeowners=codeowners,
         mergify=mergify,
         pipeline=pipeline,
+        intel_pipeline=intel,
         template=template,
         problems=(
             *files.problems,
             *(codeowners.problems if codeowners else ()),
             *(mergify.problems if mergify else ()),
             *(pipeline.problems if pipeline else ()),
+            *(intel.problems if intel else ()),
         ),
     )

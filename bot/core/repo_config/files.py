@@ -1,7 +1,8 @@
 """Which of the repository's own files the digest reads at a PR's base, and their bounds.
 
-The files are the repository's statement of how it works: its CI pipeline
-(`.buildkite/ci_config.yaml` and the job directories it names), its code owners, its
+The files are the repository's statement of how it works: its CI pipelines
+(`.buildkite/ci_config.yaml`, Intel's `.buildkite/ci_config_intel.yaml` where the base
+has one, and the job directories each names), its code owners, its
 Mergify label rules and its PR template. Each is looked up where GitHub (or Mergify,
 or Buildkite's generator) looks for it, first found wins. They come from the base
 commit, never from the PR head: a PR cannot rewrite the rules it is judged by.
@@ -18,7 +19,10 @@ from dataclasses import dataclass, field
 from bot.core.repo_config.codeowners import CODEOWNERS_PATHS
 from bot.core.repo_config.mergify import MERGIFY_PATHS
 
-__all__ = ["CODEOWNERS_PATHS", "MERGIFY_PATHS", "ConfigFiles", "decode", "job_dirs"]
+__all__ = [
+    "CI_CONFIG_PATHS", "CODEOWNERS_PATHS", "INTEL_CI_CONFIG_PATH", "MERGIFY_PATHS",
+    "ConfigFiles", "decode", "job_dirs",
+]
 # GitHub's PR template locations; the name is case-insensitive there, these are the two
 # spellings repositories use.
 TEMPLATE_PATHS: tuple[str, ...] = (
@@ -27,6 +31,10 @@ TEMPLATE_PATHS: tuple[str, ...] = (
     "docs/PULL_REQUEST_TEMPLATE.md", "docs/pull_request_template.md",
 )
 CI_CONFIG_PATH = ".buildkite/ci_config.yaml"
+# Intel's pipeline (ci-infra's bootstrap-intel.sh): same generator, its own config and
+# job dirs. Older bases have none, and nothing else depends on it.
+INTEL_CI_CONFIG_PATH = ".buildkite/ci_config_intel.yaml"
+CI_CONFIG_PATHS = (CI_CONFIG_PATH, INTEL_CI_CONFIG_PATH)
 JOB_FILE_SUFFIXES = (".yaml", ".yml")
 
 # vLLM's largest config file (mergify.yml) is ~20 KB and the whole set ~600 KB.
@@ -55,29 +63,29 @@ class ConfigFiles:
         return None
 
     def job_files(self) -> dict[str, str]:
-        """ci_config.yaml and every job file read with it."""
+        """The CI configs and every job file read with them."""
         return {path: text for path, text in self.texts.items()
                 if path.startswith(".buildkite/")}
 
 
-def job_dirs(ci_config_text: str) -> tuple[str, tuple[str, ...]]:
-    """ci_config.yaml's `job_dirs` (normalised, at most MAX_JOB_DIRS), and a problem or ""."""
+def job_dirs(ci_config_text: str, path: str = CI_CONFIG_PATH) -> tuple[str, tuple[str, ...]]:
+    """A CI config's `job_dirs` (normalised, at most MAX_JOB_DIRS), and a problem or ""."""
     from bot.core.rules.yaml_source import YamlProblem, read_yaml
 
     try:
         data = read_yaml(ci_config_text).data
     except YamlProblem as exc:
-        return f"{CI_CONFIG_PATH}:{exc.line}: {exc.message}", ()
+        return f"{path}:{exc.line}: {exc.message}", ()
     listed = data.get("job_dirs") if isinstance(data, dict) else None
     if not isinstance(listed, list):
-        return f"{CI_CONFIG_PATH}:1: no `job_dirs` list", ()
+        return f"{path}:1: no `job_dirs` list", ()
     dirs = tuple(dict.fromkeys(
         d.strip().strip("/") for d in listed
         if isinstance(d, str) and d.strip().strip("/") and ".." not in d.split("/")
     ))
     problem = ""
     if len(dirs) > MAX_JOB_DIRS:
-        problem = f"{CI_CONFIG_PATH}:1: {len(dirs)} job_dirs, read the first {MAX_JOB_DIRS}"
+        problem = f"{path}:1: {len(dirs)} job_dirs, read the first {MAX_JOB_DIRS}"
     return problem, dirs[:MAX_JOB_DIRS]
 
 

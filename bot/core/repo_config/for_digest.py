@@ -7,12 +7,15 @@ without one loads no YAML or pathspec.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.core.facts import HeadStatuses, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
 from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
 from bot.core.repo_config.pipeline import (
+    CiSelection,
     CiStep,
     Pipeline,
     StepMatch,
@@ -81,18 +84,19 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
                      shared_by=min((pipeline.listed_by(e) for e in match.matched), default=0),
                      runs_changed_tests=distance >= 0,
                      runs_module_tests=distance < 0 and change.runs_module_tests(step.test_runs),
-                     test_distance=max(distance, 0))
+                     test_distance=max(distance, 0),
+                     pipeline="intel" if step.platform == "intel" else "")
 
 
-def _edits_job_files(pipeline: Pipeline, facts: PullRequestFacts) -> bool:
+def _edits_job_files(steps: Sequence[CiStep], facts: PullRequestFacts) -> bool:
     """Whether the PR edits a job file: its own steps may then run a test the base's do
     not (a moved test with the step that now runs it), and the base cannot tell."""
-    files = {step.file for step in pipeline.steps}
+    files = {step.file for step in steps}
     return any(f.filename in files or (f.filename.startswith(".buildkite/")
                                        and f.filename.endswith(".yaml")) for f in facts.files)
 
 
-def _no_command_runs(pipeline: Pipeline, tests: tuple[str, ...]) -> tuple[str, ...]:
+def _no_command_runs(steps: Sequence[CiStep], tests: tuple[str, ...]) -> tuple[str, ...]:
     """Of the changed tests no step's dependencies name, those no step's commands run
     either: a step whose pytest names the file runs it (blind judges called "no step
     runs" wrong when the Engine step's command did); the check costs each step's paths
@@ -100,8 +104,14 @@ def _no_command_runs(pipeline: Pipeline, tests: tuple[str, ...]) -> tuple[str, .
     if not tests:
         return ()
     change = ChangedTests([(test, None) for test in tests], ())
-    run = {test for step in pipeline.steps for test in change.tests_run(step.test_runs)}
+    run = {test for step in steps for test in change.tests_run(step.test_runs)}
     return tuple(test for test in tests if test not in run)
+
+
+def _through(selection: CiSelection) -> tuple[str, ...]:
+    """What reached a selection's counted steps: its broad entries, or the paths that
+    matched its run-all patterns (every step then runs)."""
+    return selection.run_all_files[:3] if selection.run_all else selection.broad_through
 
 
 def _refs(pipeline: Pipeline, change: ChangedTests, matches: tuple[StepMatch, ...],
@@ -111,15 +121,25 @@ def _refs(pipeline: Pipeline, change: ChangedTests, matches: tuple[StepMatch, ..
 
 
 def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
-            head: HeadStatuses | None = None) -> CiPlan:
+            head: HeadStatuses | None = None, intel: Pipeline | None = None) -> CiPlan:
     """The steps the PR's paths reach and, when the head's statuses were read, how
-    each of them fared on the head (bot/core/repo_config/ci_status.py)."""
+    each of them fared on the head (bot/core/repo_config/ci_status.py); with Intel's
+    pipeline, the steps it runs as well (their head statuses are its own build's: not read)."""
     # The generator lists `git diff --name-only`: a rename by its new name only.
-    selection = select_steps(pipeline, [f.filename for f in facts.files])
+    paths = [f.filename for f in facts.files]
+    selection = select_steps(pipeline, paths)
+    intel_selection = select_steps(intel, paths) if intel is not None and intel.steps else None
     read = read_head(pipeline.steps, head) if head is not None else None
     status_of = read.status_of if read else None
     change = _changed_tests(facts)
     platform, platform_files = change_platform(facts.files)
+    steps: tuple[CiStep, ...] = pipeline.steps
+    without_step = selection.tests_without_step
+    if intel_selection is not None and intel is not None:
+        steps += intel.steps
+        # a test an Intel step names is run, by that pipeline
+        intel_uncovered = set(intel_selection.tests_without_step)
+        without_step = tuple(p for p in without_step if p in intel_uncovered)
     return CiPlan(
         steps=_refs(pipeline, change, selection.narrow, status_of),
         broad_count=selection.broad_count,
@@ -128,12 +148,16 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
         docs_only=selection.docs_only,
         nightly=_refs(pipeline, change, selection.nightly, status_of),
         optional=_refs(pipeline, change, selection.optional, status_of),
-        tests_without_step=() if _edits_job_files(pipeline, facts) else _no_command_runs(
-            pipeline, selection.tests_without_step),
+        tests_without_step=() if _edits_job_files(steps, facts) else _no_command_runs(
+            steps, without_step),
         source=source,
         run=read.run if read else None,
         platform=platform,
         platform_files=platform_files,
+        intel_steps=(_refs(intel, change, intel_selection.narrow)
+                     if intel_selection is not None and intel is not None else ()),
+        intel_broad_count=intel_selection.broad_count if intel_selection is not None else 0,
+        intel_broad_through=_through(intel_selection) if intel_selection is not None else (),
     )
 
 

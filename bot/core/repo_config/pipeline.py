@@ -8,8 +8,10 @@ mirrors), `amd.py` and `pipeline_generator.py` (the docs-only skip). Its rules:
 - `.buildkite/ci_config.yaml` names `job_dirs`; every file ending `.yaml` under each of
   them, at any depth (`os.walk`), is a job file: `group`, maybe `depends_on`, `steps`.
   `ci_config_rocm.yaml` and `ci_config_intel.yaml` configure separate pipelines (the
-  ROCm one, and Intel's through ci-infra's `bootstrap-intel.sh`), not the CI build of a
-  vllm-project/vllm PR; they are not read here.
+  ROCm one, and Intel's through ci-infra's `bootstrap-intel.sh`). Intel's is read as a
+  second pipeline by the same rules (`parse_pipeline(files, INTEL_CI_CONFIG_PATH)`): its
+  own `job_dirs`, `run_all_patterns` and `run_all_exclude_patterns`, its steps marked
+  `platform="intel"`; the ROCm one is not read (its steps are the main config's mirrors).
 - When a file has a `depends_on`, the generator appends the file's own path
   (".buildkite/test_areas/attention.yaml") to the `source_file_dependencies` of *every*
   step in it, so editing a job file runs its steps.
@@ -123,6 +125,7 @@ from bot.core.rules.patterns import LinePattern, PatternError
 from bot.core.rules.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, YamlProblem, line_of
 
 CI_CONFIG_PATH = ".buildkite/ci_config.yaml"
+INTEL_CI_CONFIG_PATH = ".buildkite/ci_config_intel.yaml"
 
 MAX_JOB_DIRS = 32
 MAX_FILES = 200
@@ -167,7 +170,9 @@ class CiStep:
     group: str
     device: str  # "" when unstated: the generator's generic GPU queue
     gpus: int
-    platform: str  # "amd" for AMD devices and mirrors, else "cuda" (the main pipeline)
+    # "amd" for AMD devices and mirrors, "intel" for every step of Intel's pipeline, else
+    # "cuda" (the main pipeline)
+    platform: str
     dependencies: tuple[str, ...]  # includes, as written, the job file's path appended
     excludes: tuple[str, ...]  # the `!` entries, without the `!`
     optional: bool
@@ -572,7 +577,9 @@ def _nightly(label: str, optional: bool, by_condition: bool) -> bool:
 
 
 class _FileReader:
-    def __init__(self, doc: _Doc, problems: _Problems, steps: list[CiStep]) -> None:
+    def __init__(self, doc: _Doc, problems: _Problems, steps: list[CiStep],
+                 platform: str = "") -> None:
+        self.pipeline_platform = platform  # "intel": every step is that pipeline's
         self.doc = doc
         self.path = doc.path
         self.problems = problems
@@ -683,7 +690,8 @@ class _FileReader:
             group=group,
             device=device,
             gpus=gpus,
-            platform="amd" if _is_amd_gpu(device) or device == "amd_cpu" else "cuda",
+            platform=self.pipeline_platform or (
+                "amd" if _is_amd_gpu(device) or device == "amd_cpu" else "cuda"),
             dependencies=tuple(includes),
             excludes=tuple(excludes),
             optional=optional,
@@ -803,19 +811,21 @@ def _clean_file(path: str) -> str:
     return path
 
 
-def parse_pipeline(files: Mapping[str, str]) -> Pipeline:
-    """The steps of ci_config.yaml's job files; `files` maps repository paths to texts."""
+def parse_pipeline(files: Mapping[str, str], config_path: str = CI_CONFIG_PATH) -> Pipeline:
+    """The steps of a CI config's job files (ci_config.yaml's unless `config_path` names
+    another, such as Intel's); `files` maps repository paths to texts."""
+    platform = "intel" if config_path == INTEL_CI_CONFIG_PATH else ""
     problems = _Problems()
     texts: dict[str, str] = {}
     for path, text in files.items():
         if isinstance(path, str) and isinstance(text, str):
             texts.setdefault(_clean_file(path), text)
-    config_text = texts.get(CI_CONFIG_PATH)
+    config_text = texts.get(config_path)
     if config_text is None:
-        problems.add(CI_CONFIG_PATH, 1, "the CI config was not given")
+        problems.add(config_path, 1, "the CI config was not given")
         return Pipeline((), (), (), (), problems.result())
     budget = _Budget()
-    config = _read_doc(CI_CONFIG_PATH, config_text, problems, budget)
+    config = _read_doc(config_path, config_text, problems, budget)
     if config is None:
         return Pipeline((), (), (), (), problems.result())
     dirs = _config_dirs(config, problems)
@@ -835,14 +845,14 @@ def parse_pipeline(files: Mapping[str, str]) -> Pipeline:
         if not found:
             # The generator stops ("Job directory not found") when a job dir is missing.
             problems.add(
-                CI_CONFIG_PATH,
+                config_path,
                 config.line("job_dirs", index),
                 f"job dir {directory!r}: no .yaml files given",
             )
         job_files += found
     if len(job_files) > MAX_FILES:
         problems.add(
-            CI_CONFIG_PATH,
+            config_path,
             config.line("job_dirs"),
             f"{len(job_files)} job files: only the first {MAX_FILES} are read",
         )
@@ -852,7 +862,7 @@ def parse_pipeline(files: Mapping[str, str]) -> Pipeline:
     for path in job_files:
         doc = _read_doc(path, texts[path], problems, budget)
         if doc is not None:
-            _FileReader(doc, problems, steps).read()
+            _FileReader(doc, problems, steps, platform).read()
     return Pipeline(tuple(steps), run_all, amd_run_all, exclude, problems.result())
 
 

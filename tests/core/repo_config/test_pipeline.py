@@ -889,7 +889,9 @@ def test_mangled_real_job_files_never_raise_and_every_problem_names_a_line() -> 
     some = ("attention", "lora", "pytorch", "kernels", "misc", "compile")
     files = {p: t for p, t in fixture_files("0.34.0").items()
              if not p.startswith(AREAS) or p.rsplit("/", 1)[-1][:-5] in some}
-    texts = sorted(p for p in files if p.endswith(".yaml"))
+    # the main pipeline's files: Intel's job files are not its to read
+    texts = sorted(p for p in files
+                   if p.endswith(".yaml") and not p.startswith(".buildkite/intel_jobs/"))
     rng = random.Random(25)
     refused = 0
     for _ in range(40):
