@@ -81,6 +81,7 @@ def build_digest(
     caller read them."""
     # Mergify reads the body as written; everything else reads the author's own words.
     owners, ci, repo_labels = _from_repo_config(facts, repo_config, head_statuses)
+    owners = _owners_without_author(owners, facts.author)
     facts, ticked = _without_template(facts, repo_config)
     body = parse_body(facts.body)
     symbols = extract_symbols(facts.files)
@@ -253,6 +254,24 @@ def _without_author(reviewers: Reviewers, author: str) -> Reviewers:
         users=tuple(u for u in reviewers.users if u.lower() != author.lower()),
         teams=reviewers.teams,
     )
+
+
+def _owners_without_author(owners: Owners | None, author: str) -> Owners | None:
+    """The code owners who should read the PR: its author owning a file is no reader of
+    it (nor can GitHub request their review)."""
+    if owners is None or not author:
+        return owners
+    me = author.lower()
+
+    def other(who: str) -> bool:
+        return who.removeprefix("@").lower() != me
+
+    by_file = tuple((path, kept) for path, who in owners.by_file
+                    if (kept := tuple(filter(other, who))))
+    return owners.model_copy(update={
+        "users": tuple(filter(other, owners.users)),
+        "by_file": by_file,
+    })
 
 
 def _ordered_union(items: Any) -> tuple[str, ...]:
