@@ -88,4 +88,5 @@ def test_the_author_is_not_among_the_code_owners_who_should_read_it() -> None:
     assert "author-login" not in markdown.lower()
     # Someone else's PR lists them as usual.
     other = build_digest(_facts(FILES), RULES, "en", repo_config=config)
-    assert other.owners is not None and len(other.owners.by_file) == 2
+    assert other.owners is not None
+    assert len(other.owners.by_file) == 2
