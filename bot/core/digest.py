@@ -48,6 +48,10 @@ if TYPE_CHECKING:
     from bot.core.repo_config.config import RepoConfig
 
 MAX_START_FILES = 3
+# A quiet area (docs, CI) touched by at most this many changed lines, beside a loud one
+# and with no code owner of its files to name, gets no routing line: one row of a
+# supported-models table needs no docs maintainer (judged noise where shown, issue 40).
+SLIGHT_LINES = 2
 # Where a reader would not start: tests, docs, CI and packaging.
 _NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
 
@@ -90,7 +94,8 @@ def build_digest(
     labelled = _with_labels(facts, repo_labels)
     matched = match_areas(labelled, rules)
     # Reading order: the lead area (most changed code lines) first.
-    areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
+    areas = rank_areas(facts, _without_slight_quiet_areas(
+        facts, weigh_areas(facts, matched.areas, rules.risks), owners))
     risks = assess_risks(facts, body, areas, rules.risks, ci=ci)
     admitted, shown = bool(body.not_run), risks
     asks: tuple[Ask, ...] = ()
@@ -272,6 +277,22 @@ def _owners_without_author(owners: Owners | None, author: str) -> Owners | None:
         "users": tuple(filter(other, owners.users)),
         "by_file": by_file,
     })
+
+
+def _without_slight_quiet_areas(
+    facts: PullRequestFacts, areas: Sequence[AreaMatch], owners: Owners | None
+) -> tuple[AreaMatch, ...]:
+    if owners is None or owners.unmatched or all(area.quiet for area in areas):
+        return tuple(areas)
+    sizes = {f.filename: f.changes for f in facts.files}
+    owned = {path for path, who in owners.by_file if who}
+
+    def slight(area: AreaMatch) -> bool:
+        known = [sizes[f] for f in area.files if f in sizes]
+        return (bool(area.files) and len(known) == len(area.files)
+                and sum(known) <= SLIGHT_LINES and not owned.intersection(area.files))
+
+    return tuple(area for area in areas if not (area.quiet and slight(area)))
 
 
 def _ordered_union(items: Any) -> tuple[str, ...]:

@@ -64,14 +64,17 @@ _WEAK_SIGNALS = (
 
 
 def _classified_lines(patch: str) -> list[tuple[str, str]]:
-    """Each added line with its kind: `comment` (a comment or a docstring line, followed
-    through the hunk's context lines), `import`, `flag` (a decorator or a class's bases)
-    or `code`."""
+    """Each added line with its kind: `comment` (a comment or a docstring line),
+    `import`, `flag` (a decorator or a class's bases) or `code`. Docstrings, and imports
+    and class headers wrapped over several lines in parentheses, are followed through the
+    hunk's context lines."""
     out: list[tuple[str, str]] = []
     in_docstring = False
+    wrapped = ""  # "import" | "flag" while their parentheses are open
+    depth = 0
     for raw in patch.splitlines():
         if raw.startswith("@@"):
-            in_docstring = False
+            in_docstring, wrapped, depth = False, "", 0
             continue
         if raw[:1] not in ("+", " ") or raw.startswith("+++ "):
             continue
@@ -80,17 +83,22 @@ def _classified_lines(patch: str) -> list[tuple[str, str]]:
         was_in = in_docstring
         if quotes % 2:
             in_docstring = not in_docstring
-        if raw[0] != "+":
-            continue
         if was_in or line.lstrip().startswith(_DOCSTRING_QUOTES) or _COMMENT.match(line):
             kind = "comment"
+        elif wrapped:
+            kind = wrapped
         elif _IMPORT_LINE.match(line):
             kind = "import"
         elif _DECORATOR_OR_BASES.match(line):
             kind = "flag"
         else:
             kind = "code"
-        out.append((kind, line))
+        if kind in ("import", "flag"):
+            depth += line.count("(") - line.count(")")
+            wrapped = kind if depth > 0 else ""
+            depth = max(depth, 0)
+        if raw[0] == "+":
+            out.append((kind, line))
     return out
 
 
