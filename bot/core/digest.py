@@ -13,6 +13,7 @@ from bot.core.facts import (
     HeadStatuses,
     LinkedItem,
     PullRequestFacts,
+    is_test_path,
 )
 from bot.core.findings import CiPlan, Digest, Owners, RepoLabel
 from bot.core.judging.conversation import read_conversation
@@ -40,6 +41,7 @@ from bot.core.vocabulary import (
     Reviewers,
     RoutingOutcome,
     Symbol,
+    VerdictGrounds,
 )
 
 if TYPE_CHECKING:
@@ -108,6 +110,7 @@ def build_digest(
     found_around = repo_context is not None and not repo_context.empty
     call = judge_verdict(facts, areas, risks, admitted=admitted, ranked=True,
                          repo_findings=found_around)
+    grounds = _with_touches(call.grounds, facts, areas, symbols)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
@@ -118,7 +121,7 @@ def build_digest(
         rules_version=rules.version,
         verdict=call.verdict,
         reading_minutes=call.reading_minutes,
-        verdict_grounds=call.grounds,
+        verdict_grounds=grounds,
         areas=areas,
         risks=shown,
         asks=asks,
@@ -277,6 +280,33 @@ def _owners_without_author(owners: Owners | None, author: str) -> Owners | None:
         "users": tuple(filter(other, owners.users)),
         "by_file": by_file,
     })
+
+
+MAX_TOUCHES = 2
+
+
+def _with_touches(
+    grounds: VerdictGrounds | None, facts: PullRequestFacts, areas: Sequence[AreaMatch],
+    symbols: Sequence[Symbol],
+) -> VerdictGrounds | None:
+    """The headline says what the change touches, not only its area and size (judged
+    generic without it): the lead area's most changed code file's changed functions and
+    classes (edited ones first), or the file itself when the PR adds it."""
+    if grounds is None or not grounds.lead:
+        return grounds
+    lead = next((a for a in areas if a.id == grounds.lead), None)
+    changed = {f.filename: f for f in facts.files}
+    code = [changed[f] for f in lead.files if f in changed and not is_test_path(f)] if lead else []
+    if not code:
+        return grounds
+    top = max(code, key=lambda f: f.changes)
+    if top.status == "added":
+        return grounds.model_copy(update={"touches": (top.filename.rsplit("/", 1)[-1],)})
+    mine = [s for s in symbols if s.file == top.filename and not s.name.startswith("__")]
+    ordered = [s.name for s in mine if s.change == "modified"] + [
+        s.name for s in mine if s.change != "modified"]
+    return grounds.model_copy(
+        update={"touches": tuple(dict.fromkeys(ordered))[:MAX_TOUCHES]})
 
 
 def _without_slight_quiet_areas(
