@@ -13,6 +13,7 @@ from bot.core.facts import (
     HeadStatuses,
     LinkedItem,
     PullRequestFacts,
+    is_test_path,
 )
 from bot.core.findings import CiPlan, Digest, Owners, RepoLabel
 from bot.core.judging.conversation import read_conversation
@@ -40,6 +41,7 @@ from bot.core.vocabulary import (
     Reviewers,
     RoutingOutcome,
     Symbol,
+    VerdictGrounds,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +52,10 @@ if TYPE_CHECKING:
 MAX_START_FILES = 3
 MAX_SYMBOLS_SHOWN = 40  # `extract_symbols`' default: the digest's symbols
 MAX_SYMBOLS_READ = 400
+# A quiet area (docs, CI) touched by at most this many changed lines, beside a loud one
+# and with no code owner of its files to name, gets no routing line: one row of a
+# supported-models table needs no docs maintainer (judged noise where shown, issue 40).
+SLIGHT_LINES = 2
 # Where a reader would not start: tests, docs, CI and packaging.
 _NOT_A_START = ("tests/", "docs/", ".buildkite/", ".github/", "benchmarks/", "examples/")
 
@@ -83,6 +89,7 @@ def build_digest(
     caller read them."""
     # Mergify reads the body as written; everything else reads the author's own words.
     owners, ci, repo_labels = _from_repo_config(facts, repo_config, head_statuses)
+    owners = _owners_without_author(owners, facts.author)
     facts, ticked = _without_template(facts, repo_config)
     body = parse_body(facts.body)
     # A file moved (removed and added again with its lines) changes no symbol.
@@ -100,7 +107,8 @@ def build_digest(
     labelled = _with_labels(facts, repo_labels)
     matched = match_areas(labelled, rules)
     # Reading order: the lead area (most changed code lines) first.
-    areas = rank_areas(facts, weigh_areas(facts, matched.areas, rules.risks))
+    areas = rank_areas(facts, _without_slight_quiet_areas(
+        facts, weigh_areas(facts, matched.areas, rules.risks), owners))
     risks = assess_risks(facts, body, areas, rules.risks, ci=ci)
     admitted, shown = bool(body.not_run), risks
     asks: tuple[Ask, ...] = ()
@@ -113,6 +121,7 @@ def build_digest(
     found_around = repo_context is not None and not repo_context.empty
     call = judge_verdict(facts, areas, risks, admitted=admitted, ranked=True,
                          repo_findings=found_around)
+    grounds = _with_touches(call.grounds, facts, areas, symbols)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     return Digest(
@@ -123,7 +132,7 @@ def build_digest(
         rules_version=rules.version,
         verdict=call.verdict,
         reading_minutes=call.reading_minutes,
-        verdict_grounds=call.grounds,
+        verdict_grounds=grounds,
         areas=areas,
         risks=shown,
         asks=asks,
@@ -265,6 +274,67 @@ def _without_author(reviewers: Reviewers, author: str) -> Reviewers:
         users=tuple(u for u in reviewers.users if u.lower() != author.lower()),
         teams=reviewers.teams,
     )
+
+
+def _owners_without_author(owners: Owners | None, author: str) -> Owners | None:
+    """The code owners who should read the PR: its author owning a file is no reader of
+    it (nor can GitHub request their review)."""
+    if owners is None or not author:
+        return owners
+    me = author.lower()
+
+    def other(who: str) -> bool:
+        return who.removeprefix("@").lower() != me
+
+    by_file = tuple((path, kept) for path, who in owners.by_file
+                    if (kept := tuple(filter(other, who))))
+    return owners.model_copy(update={
+        "users": tuple(filter(other, owners.users)),
+        "by_file": by_file,
+    })
+
+
+MAX_TOUCHES = 2
+
+
+def _with_touches(
+    grounds: VerdictGrounds | None, facts: PullRequestFacts, areas: Sequence[AreaMatch],
+    symbols: Sequence[Symbol],
+) -> VerdictGrounds | None:
+    """The headline says what the change touches, not only its area and size (judged
+    generic without it): the lead area's most changed code file's changed functions and
+    classes (edited ones first), or the file itself when the PR adds it."""
+    if grounds is None or not grounds.lead:
+        return grounds
+    lead = next((a for a in areas if a.id == grounds.lead), None)
+    changed = {f.filename: f for f in facts.files}
+    code = [changed[f] for f in lead.files if f in changed and not is_test_path(f)] if lead else []
+    if not code:
+        return grounds
+    top = max(code, key=lambda f: f.changes)
+    if top.status == "added":
+        return grounds.model_copy(update={"touches": (top.filename.rsplit("/", 1)[-1],)})
+    mine = [s for s in symbols if s.file == top.filename and not s.name.startswith("__")]
+    ordered = [s.name for s in mine if s.change == "modified"] + [
+        s.name for s in mine if s.change != "modified"]
+    return grounds.model_copy(
+        update={"touches": tuple(dict.fromkeys(ordered))[:MAX_TOUCHES]})
+
+
+def _without_slight_quiet_areas(
+    facts: PullRequestFacts, areas: Sequence[AreaMatch], owners: Owners | None
+) -> tuple[AreaMatch, ...]:
+    if owners is None or owners.unmatched or all(area.quiet for area in areas):
+        return tuple(areas)
+    sizes = {f.filename: f.changes for f in facts.files}
+    owned = {path for path, who in owners.by_file if who}
+
+    def slight(area: AreaMatch) -> bool:
+        known = [sizes[f] for f in area.files if f in sizes]
+        return (bool(area.files) and len(known) == len(area.files)
+                and sum(known) <= SLIGHT_LINES and not owned.intersection(area.files))
+
+    return tuple(area for area in areas if not (area.quiet and slight(area)))
 
 
 def _ordered_union(items: Any) -> tuple[str, ...]:

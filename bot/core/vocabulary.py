@@ -241,3 +241,6 @@ class VerdictGrounds(BaseModel):
     high_risk: bool = False
     open_risks: int = 0  # risks above low
     context: bool = False  # quiet, but the symbol index found code around the change
+    # What the lead area's change touches: the functions/classes changed in its most
+    # changed code file, or that file's name when the PR adds it.
+    touches: tuple[str, ...] = ()

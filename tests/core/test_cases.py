@@ -33,6 +33,13 @@ KNOWN_MISSES = {
     (47433, "cudagraph"),
     # No file list; the body never mentions RoPE, only the MLA/MoE architecture.
     (33942, "yarn"),
+    # Only the title names these, and the cases carry no patch to bear it out: a title
+    # word alone opens no area (issue 40).
+    (50752, "tokenizer"),
+    (45525, "tokenizer"),
+    (47433, "spec-decode"),
+    (28934, "cudagraph"),
+    (23958, "cudagraph"),
 }
 QUIET = {51215: "docs only", 42059: "CI config only"}
 
@@ -85,7 +92,8 @@ def test_hit_rate_over_all_cases() -> None:
     expected = sum(len(_expected(c)) for c in CASES)
     hits = sum(len(_expected(c) & {a.id for a in _digest(c).areas}) for c in CASES)
     assert expected == hits + len(KNOWN_MISSES)
-    assert hits / expected >= 0.85
+    # 0.85 before issue 40; five title-only areas of patch-less cases are now misses.
+    assert hits / expected >= 0.74
 
 
 @pytest.mark.parametrize("number", sorted(QUIET))

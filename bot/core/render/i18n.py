@@ -37,9 +37,10 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     },
     # --- verdicts (bot/core/judging/verdict.py) -------------------------------------
     "verdict.reason.area": {
-        "en": "{criticality} {area} change, {size}{kind}{risks}",
-        "zh": "{criticality}的{area}改动,{size}{kind}{risks}",
+        "en": "{criticality} {area} change{touches}, {size}{kind}{risks}",
+        "zh": "{criticality}的{area}改动{touches},{size}{kind}{risks}",
     },
+    "verdict.touches": {"en": " in {names}", "zh": "（涉及 {names}）"},
     "verdict.reason.quiet": {
         "en": "Only {areas} changes, {size}{risks}",
         "zh": "仅涉及{areas},{size}{risks}",

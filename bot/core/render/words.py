@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 
 from bot.core.findings import CiStepRef
 from bot.core.render.ci import step_title
-from bot.core.render.escape import escape_text
+from bot.core.render.escape import escape_code, escape_text
 from bot.core.render.i18n import t
 from bot.core.render.zh_text import full_width, space_mixed
 from bot.core.vocabulary import (
@@ -122,11 +122,13 @@ def verdict_reason(grounds: VerdictGrounds, areas: Sequence[AreaMatch], lang: La
     area = area_titles((grounds.lead,), areas, lang)[0]
     if grounds.more_areas:
         area += t(lang, "verdict.more-areas", count=grounds.more_areas)
+    touches = t(lang, "render.comma").join(escape_code(name, 60) for name in grounds.touches)
     return t(
         lang,
         "verdict.reason.area",
         criticality=t(lang, f"verdict.criticality.{grounds.criticality}"),
         area=area,
+        touches=t(lang, "verdict.touches", names=touches) if touches else "",
         size=size,
         kind=t(lang, f"verdict.kind.{grounds.kind}") if grounds.kind else "",
         risks=risks,

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.core.facts import PullRequestFacts, is_test_path
-from bot.core.rules.added import added_lines
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER, LocalizedText
@@ -26,7 +25,6 @@ _ASKS_FOR_TEST = re.compile(
     r"|A\s+`?(tests/[\w./-]+?)`?\s+test\b"
     r"|`?(tests/[\w./-]+\.py)`?\s+has\s+an?\s+entry\b)"
 )
-_WEAK_ADDED = "only added lines in tests or imports matched: not enough to open the area"
 
 
 @dataclass(frozen=True)
@@ -46,24 +44,104 @@ def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
     return tuple(reason.evidence() for reason in (others + paths)[:MAX_REASONS])
 
 
-def _weak_added(reason: Reason, patches: Mapping[str, str]) -> bool:
-    """An added-line reason (subject `file: phrase`) on a test file, or whose phrase is
-    found on the file's added lines only where they import it."""
+# What kind of signal an evidence item is (issue 40). A non-test path, or a changed code
+# line that uses one of the area's names, opens an area alone. The rest are weak: a
+# title word, a label (Mergify predicts them from the title and paths), the body's words,
+# a test file, an import, a decorator or interface flag on a class (every model carries
+# `@support_torch_compile` and `SupportsLoRA` without touching the compiler or LoRA):
+# alone they never open an area; two of different kinds do.
+# Who opened the PR and the branch it targets are facts a rule asks for on purpose.
+_STRONG = frozenset({"path", "code", "author", "base"})
+_SAID = frozenset({"title", "label", "body", "mention"})
+_DECORATOR_OR_BASES = re.compile(r"\s*(?:@|class\s+\w+\s*\()")
+_COMMENT = re.compile(r"\s*(?:#|//|/\*|\*)")
+_PROSE_FILE = (".md", ".rst", ".txt")
+_DOCSTRING_QUOTES = ('"""', "'''")
+_WEAK_SIGNALS = (
+    "only a title word, a label, a test file, an import or a class flag matched"
+    " (one kind): not enough to open the area"
+)
+
+
+def _classified_lines(patch: str) -> list[tuple[str, str]]:
+    """Each added line with its kind: `comment` (a comment or a docstring line),
+    `import`, `flag` (a decorator or a class's bases) or `code`. Docstrings, and imports
+    and class headers wrapped over several lines in parentheses, are followed through the
+    hunk's context lines."""
+    out: list[tuple[str, str]] = []
+    in_docstring = False
+    wrapped = ""  # "import" | "flag" while their parentheses are open
+    depth = 0
+    for raw in patch.splitlines():
+        if raw.startswith("@@"):
+            in_docstring, wrapped, depth = False, "", 0
+            continue
+        if raw[:1] not in ("+", " ") or raw.startswith("+++ "):
+            continue
+        line = raw[1:]
+        quotes = sum(line.count(q) for q in _DOCSTRING_QUOTES)
+        was_in = in_docstring
+        if quotes % 2:
+            in_docstring = not in_docstring
+        if was_in or line.lstrip().startswith(_DOCSTRING_QUOTES) or _COMMENT.match(line):
+            kind = "comment"
+        elif wrapped:
+            kind = wrapped
+        elif _IMPORT_LINE.match(line):
+            kind = "import"
+        elif _DECORATOR_OR_BASES.match(line):
+            kind = "flag"
+        else:
+            kind = "code"
+        if kind in ("import", "flag"):
+            depth += line.count("(") - line.count(")")
+            wrapped = kind if depth > 0 else ""
+            depth = max(depth, 0)
+        if raw[0] == "+":
+            out.append((kind, line))
+    return out
+
+
+def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) -> str | None:
+    """The kind of signal one reason is (see _STRONG); None when it is none at all (a
+    phrase found only in a comment, or in a test's added lines)."""
+    if reason.kind == "path":
+        return "test" if is_test_path(reason.subject) else "path"
+    if reason.kind in _SAID:
+        return "said"
+    if reason.kind != "added":
+        return reason.kind
     path, _, phrase = reason.subject.partition(": ")
     if is_test_path(path):
-        return True
+        return None
+    if path.endswith(_PROSE_FILE):
+        return "said"
     phrase = phrase.removesuffix("…")
-    lines = [line for line in added_lines(patches.get(path) or "") if phrase in line]
-    return bool(lines) and all(_IMPORT_LINE.match(line) for line in lines)
+    kinds = {kind for kind, line in lines_of(path) if phrase in line}
+    for kind in ("code", "flag", "import"):
+        if kind in kinds:
+            return kind
+    return None
 
 
 def _opens(outcome: Outcome, facts: PullRequestFacts) -> bool:
-    """A path, a title, a label, the body... opens an area; added lines only when one
-    of them is neither in a test nor an import."""
-    if all(r.kind != "added" for r in outcome.evidence):
+    """A non-test path or a code line opens an area; weak signals need a second kind.
+    Without a file list (offline, or GitHub did not give it) the title and labels are
+    all there is: any match opens."""
+    if not outcome.evidence or not facts.files:
+        return True
+    if any(r.kind == "path" and not is_test_path(r.subject) for r in outcome.evidence):
         return True
     patches = {f.filename: f.patch or "" for f in facts.files}
-    return any(r.kind != "added" or not _weak_added(r, patches) for r in outcome.evidence)
+    cache: dict[str, list[tuple[str, str]]] = {}
+
+    def lines_of(path: str) -> list[tuple[str, str]]:
+        if path not in cache:
+            cache[path] = _classified_lines(patches.get(path) or "")
+        return cache[path]
+
+    kinds = {_signal(r, lines_of) for r in outcome.evidence} - {None}
+    return bool(kinds & _STRONG) or len(kinds) >= 2
 
 
 def _met_by_files(item_en: str, facts: PullRequestFacts) -> bool:
@@ -131,7 +209,7 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet) -> AreaMatchResult:
     for area in rules.areas:
         outcome = evaluate(area.match, scan, area.id)
         if outcome.ok and not _opens(outcome, facts):
-            outcome = Outcome(ok=False, evidence=outcome.evidence, notes=[_WEAK_ADDED])
+            outcome = Outcome(ok=False, evidence=outcome.evidence, notes=[_WEAK_SIGNALS])
         if outcome.ok:
             matches.append(_area_match(area, outcome, scan))
         trace.append(_trace(area, outcome, len(set(outcome.files))))

@@ -73,3 +73,20 @@ def test_a_glob_bomb_digest_says_it_was_cut_in_the_comment_and_the_json() -> Non
     markdown = render_digest(digest)
     assert f"Code owners of {unmatched} files are not shown" in markdown
     assert digest_json(digest, markdown)["owners"]["unmatched_files"] == unmatched
+
+
+def test_the_author_is_not_among_the_code_owners_who_should_read_it() -> None:
+    config = RepoConfig(source="base 1a2b3c4", codeowners=parse_codeowners(
+        "/vllm/compilation/ @Author-Login @compile-owner\n/docs/ @author-login\n"))
+    facts = _facts(FILES).model_copy(update={"author": "author-login"})
+    digest = build_digest(facts, RULES, "en", repo_config=config)
+    assert digest.owners is not None
+    assert digest.owners.by_file == (("vllm/compilation/backends.py", ("@compile-owner",)),)
+    assert [u.lower() for u in digest.owners.users] == ["compile-owner"]
+    markdown = render_digest(digest)
+    assert "compile-owner" in markdown
+    assert "author-login" not in markdown.lower()
+    # Someone else's PR lists them as usual.
+    other = build_digest(_facts(FILES), RULES, "en", repo_config=config)
+    assert other.owners is not None
+    assert len(other.owners.by_file) == 2
