@@ -15,6 +15,7 @@ from bot.core.commands.parse import CommandSpec
 from bot.core.digest import build_digest, repo_config_note
 from bot.core.facts import ChangedFile, Conversation, PullRequestFacts
 from bot.core.findings import Digest
+from bot.core.neighbours.model import OpenPr
 from bot.core.render.check_run import (
     CHECK_NAME,
     CheckPlan,
@@ -50,6 +51,7 @@ from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.conversation import linked_items, read_conversation
 from bot.handlers.index_base import base_records
+from bot.handlers.neighbours import NeighbourRead, own_record, read_neighbourhood
 from bot.handlers.repo_config import repo_config_at_base
 from bot.handlers.routing import route_pull_request, warn_about_pools
 
@@ -80,6 +82,9 @@ class Steer:
     # Asked by someone allowed to unmute: a forced run may then update a muted digest.
     # Anyone else's `/digest` leaves a muted PR alone (issue 8, item 6).
     overrides_mute: bool = False
+    # Queued because another PR it overlaps moved (issue 42): edit an existing digest,
+    # never post a new one (a new comment notifies every subscriber).
+    edit_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,10 @@ class SyncOutcome:
     pull: PullRequest | None = None
     digest: Digest | None = None
     markdown: str | None = None
+    # The PR's record among the open PRs (issue 42), and the GitHub calls its
+    # neighbours part made; None when the job stopped before reading the files.
+    record: OpenPr | None = None
+    neighbour_calls: int = 0
 
 
 async def sync_pull_request(
@@ -157,12 +166,14 @@ async def sync_pull_request(
         *unavailable,
     )
     facts = facts.model_copy(update={"unavailable": unavailable})
+    near = await _neighbours(gh, ctx, pr, facts, conversation)
+    hood = near.hood if near is not None else None
     # Off the worker's loop: a hostile PR's scan takes seconds within its budget, and
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
     digest = await asyncio.to_thread(
         build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
         repo_context=context, repo_config=config, head_statuses=statuses,
-        conversation=conversation,
+        conversation=conversation, neighbourhood=hood,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -196,6 +207,8 @@ async def sync_pull_request(
     markdown: str | None = render_digest(
         digest, ticked=existing_ticks(comments, ctx.bot_login)) if wanted else None
     plan = plan_sticky(comments, ctx.bot_login, markdown, quiet_body=quiet_body, seen=_seen(pr))
+    if steer.edit_only and plan.action == "create":
+        plan = StickyPlan(action="noop", comment_id=None, body=None, delete_ids=plan.delete_ids)
     # As a check only, no comment is created (a new comment notifies every subscriber);
     # one posted before is still edited in place (an edit notifies nobody), never left stale.
     if delivery != "check" or plan.action != "create":
@@ -217,7 +230,7 @@ async def sync_pull_request(
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
             repo_context=context, repo_config=config, head_statuses=statuses,
-            conversation=conversation,
+            conversation=conversation, neighbourhood=hood,
         ).model_copy(update=extras)
 
     on_labels = {label.casefold() for label in (*pr.labels, *digest.labels)}
@@ -226,7 +239,24 @@ async def sync_pull_request(
         if label.casefold() in on_labels for user in pool.users
     ))
     await _publish(ctx, Converged(pr, digest, markdown, in_language, conversation, routes_to))
-    return SyncOutcome(action, pr, digest, markdown)
+    return SyncOutcome(action, pr, digest, markdown,
+                       record=own_record(facts, digest, pr, conversation),
+                       neighbour_calls=near.calls if near is not None else 0)
+
+
+async def _neighbours(
+    gh: GitHubAPI, ctx: HandlerContext, pr: PullRequest, facts: PullRequestFacts,
+    conversation: Conversation,
+) -> NeighbourRead | None:
+    """The other open PRs and this one's live state; None (the part left out) without a
+    store or when it fails: the digest never waits on it."""
+    if ctx.open_prs is None:
+        return None
+    try:
+        return await read_neighbourhood(gh, ctx.open_prs, ctx.linked, pr, facts, conversation)
+    except Exception as exc:  # the store's failure costs this part only
+        log.warning("open PRs unavailable: %s", exc, extra={"repo": pr.repo, "pr": pr.number})
+        return None
 
 
 async def _repo_context(

@@ -82,3 +82,40 @@ def record_from_facts(facts: PullRequestFacts, *, ci: str = "",
     file or stored by its own job)."""
     links = find_links(facts.title, facts.body, facts.repo, facts.number)
     return record_of(facts, extract_symbols(facts.files), links, ci=ci, hood=hood)
+
+
+MAX_KEY_FILES = 1_000  # a PR of 3,000 files is compared on its first thousand
+
+
+def index_keys(record: OpenPr) -> list[str]:
+    """The keys the service stores a record under and asks for: `f:` a file, `s:` a
+    changed function (`file::name`), `i:` a fixed issue."""
+    return [
+        *(f"f:{path}" for path in record.files[:MAX_KEY_FILES]),
+        *(f"s:{s.file}::{s.name}" for s in record.symbols),
+        *(f"i:{issue}" for issue in record.fixes),
+    ]
+
+
+def moved(before: OpenPr | None, after: OpenPr | None) -> bool:
+    """Did what the other PRs' digests say of this one change in a way worth their edit:
+    opened, closed, pushed (a new head), or retitled. CI and review state alone do not
+    re-queue every neighbour."""
+    if before is None or after is None:
+        return before is not after
+    return (before.head_sha, before.state, before.title, before.files, before.symbols,
+            before.fixes) != (after.head_sha, after.state, after.title, after.files,
+                              after.symbols, after.fixes)
+
+
+def approved(conversation: Conversation | None) -> bool:
+    """Someone with write access approved, and nobody's latest review asks for changes."""
+    if conversation is None:
+        return False
+    latest: dict[str, str] = {}
+    for remark in conversation.remarks:
+        if remark.kind == "review" and remark.maintainer and remark.review_state in (
+                "APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+            latest[remark.author.casefold()] = remark.review_state
+    states = set(latest.values())
+    return "APPROVED" in states and "CHANGES_REQUESTED" not in states
