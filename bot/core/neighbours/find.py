@@ -94,6 +94,8 @@ def find_neighbours(
                 shared_files[number].append(path)
     shared_symbols: dict[int, list[ChangedSymbol]] = defaultdict(list)
     for symbol in dict.fromkeys(subject.symbols):
+        if _is_class_scope(symbol):
+            continue
         for number in index.by_symbol.get((symbol.file, symbol.name), ()):
             if mine(number) is not None:
                 shared_symbols[number].append(symbol)
@@ -117,6 +119,13 @@ def find_neighbours(
         live=live_state(subject),
         compared=len(index),
     )
+
+
+def _is_class_scope(symbol: ChangedSymbol) -> bool:
+    """A CapWords name is a class the patch changed outside any method it shows (the
+    digest's symbols name the enclosing scope): two PRs editing `Scheduler` somewhere
+    share a file, not a function (on the corpus: `Scheduler`, `AsyncLLM`, judged loose)."""
+    return symbol.name[:1].isupper()
 
 
 def live_state(pr: OpenPr) -> LiveState:

@@ -20,18 +20,18 @@ def _pr(number: int, author: str, files: tuple[str, ...] = (), symbols: tuple[st
 
 
 SUBJECT = _pr(100, "alice", ("vllm/attention/rope.py", "tests/test_rope.py"),
-              ("vllm/attention/rope.py::RotaryEmbedding.forward",), fixes=(77,),
+              ("vllm/attention/rope.py::forward_rope",), fixes=(77,),
               title="[Bugfix] Fix rope scaling for long context")
 
 
 def test_another_author_changing_the_same_function_is_named_with_the_function() -> None:
     other = _pr(200, "bob", ("vllm/attention/rope.py",),
-                ("vllm/attention/rope.py::RotaryEmbedding.forward",),
+                ("vllm/attention/rope.py::forward_rope",),
                 created_at=datetime(2026, 11, 2, tzinfo=UTC), approved=True)
     found = find_neighbours(SUBJECT, [SUBJECT, other])
     assert [(n.number, n.relation, n.reason, n.shared) for n in found.neighbours] == [
         (200, "overlaps", "same-function",
-         ("vllm/attention/rope.py::RotaryEmbedding.forward",))]
+         ("vllm/attention/rope.py::forward_rope",))]
     assert found.neighbours[0].approved
     assert found.neighbours[0].author == "bob"
     assert found.compared == 2
@@ -41,7 +41,7 @@ def test_same_file_other_function_is_weaker_than_the_same_function() -> None:
     same_file = _pr(150, "carol", ("vllm/attention/rope.py",),
                     ("vllm/attention/rope.py::other_helper",))
     same_function = _pr(300, "bob", ("vllm/attention/rope.py",),
-                        ("vllm/attention/rope.py::RotaryEmbedding.forward",))
+                        ("vllm/attention/rope.py::forward_rope",))
     found = find_neighbours(SUBJECT, [same_file, same_function])
     assert [(n.number, n.reason) for n in found.neighbours] == [
         (300, "same-function"), (150, "same-file")]
@@ -59,7 +59,7 @@ def test_near_identical_title_and_files_competes_and_ranks_above_overlap() -> No
     twin = _pr(500, "erin", ("vllm/attention/rope.py", "tests/test_rope.py"),
                title="Fix rope scaling for long context")
     overlap = _pr(600, "bob", ("vllm/attention/rope.py",),
-                  ("vllm/attention/rope.py::RotaryEmbedding.forward",))
+                  ("vllm/attention/rope.py::forward_rope",))
     found = find_neighbours(SUBJECT, [overlap, twin])
     assert [(n.number, n.reason) for n in found.neighbours] == [
         (500, "same-title"), (600, "same-function")]
@@ -73,13 +73,13 @@ def test_unrelated_pr_is_not_named() -> None:
 
 def test_the_authors_own_prs_are_not_competition() -> None:
     own = _pr(800, "Alice", ("vllm/attention/rope.py",),
-              ("vllm/attention/rope.py::RotaryEmbedding.forward",), fixes=(77,))
+              ("vllm/attention/rope.py::forward_rope",), fixes=(77,))
     assert find_neighbours(SUBJECT, [own]).neighbours == ()
 
 
 def test_closed_prs_are_not_neighbours() -> None:
     closed = _pr(900, "bob", ("vllm/attention/rope.py",),
-                 ("vllm/attention/rope.py::RotaryEmbedding.forward",), state="closed")
+                 ("vllm/attention/rope.py::forward_rope",), state="closed")
     assert find_neighbours(SUBJECT, [closed]).neighbours == ()
 
 
@@ -90,7 +90,7 @@ def test_a_file_many_prs_touch_is_not_a_same_file_signal() -> None:
     assert found.neighbours == ()
     # A shared function in that file still is.
     same = _pr(2000, "bob", ("vllm/attention/rope.py",),
-               ("vllm/attention/rope.py::RotaryEmbedding.forward",))
+               ("vllm/attention/rope.py::forward_rope",))
     assert [n.number for n in find_neighbours(SUBJECT, [*crowd, same]).neighbours] == [2000]
 
 
@@ -129,3 +129,10 @@ def test_two_thousand_open_prs_are_indexed_not_scanned_pairwise() -> None:
     found = find_neighbours(subject, many)
     assert [n.number for n in found.neighbours] == [7]
     assert found.compared == 2000
+
+
+def test_a_shared_class_scope_is_a_shared_file_not_a_shared_function() -> None:
+    subject = _pr(1, "a", ("vllm/sched.py",), ("vllm/sched.py::Scheduler",))
+    other = _pr(2, "b", ("vllm/sched.py",), ("vllm/sched.py::Scheduler",))
+    assert [(n.number, n.reason) for n in find_neighbours(subject, [other]).neighbours] == [
+        (2, "same-file")]
