@@ -16,6 +16,7 @@ from bot.core.render.escape import WORD_JOINER
 from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeFile, FakeGitHubState
 from tests.handler_env import UNTESTED_BODY
+from tests.markdown_safety import live_markup
 from tests.service_harness import (
     BOT,
     REPO,
@@ -36,6 +37,8 @@ SHARED_FUNCTION = FakeFile(
     patch="@@ -10,3 +10,4 @@ def support_torch_compile(cls):\n     x = 1\n+    y = 2\n")
 OTHER_FILE = FakeFile("vllm/utils/gpu_sync_debug.py", additions=40, deletions=3,
                       patch="@@ -1,2 +1,3 @@ def _active_check_mode():\n+    z = 3\n")
+# Another PR's title reaches this PR's digest: it must not ping, link or open HTML there.
+HOSTILE_TITLE = "Speed up compile @maintainers #1 [x](https://e.vil) <img src=x>"
 UNRELATED = FakeFile("vllm/lora/layers.py", additions=30, deletions=2,
                      patch="@@ -5,2 +5,3 @@ def apply_lora():\n+    w = 4\n")
 
@@ -83,7 +86,7 @@ def test_the_pr_changing_the_same_function_is_named_and_the_first_digest_edited(
     assert "#70 (depends on): still open" in text
     assert "support_torch_compile" not in text.split("**Other open PRs**")[-1]
 
-    state.add_pull(REPO, 72, author="other-dev", title="Speed up compile",
+    state.add_pull(REPO, 72, author="other-dev", title=HOSTILE_TITLE,
                    body=UNTESTED_BODY, files=[SHARED_FUNCTION])
     svc.send("pull_request", pr_event("opened", 72, author="other-dev"))
     wait_until(lambda: len(state.bot_comments(REPO, 72, BOT)) == 1, 15, message="digest 72")
@@ -94,6 +97,9 @@ def test_the_pr_changing_the_same_function_is_named_and_the_first_digest_edited(
     wait_until(lambda: "#72" in _digest(state, 71), 15, message="71 edited to name 72")
     assert "`support_torch_compile`" in _digest(state, 71)
     assert _creates(state, 71) == 1
+    section = state.bot_comments(REPO, 71, BOT)[0].split("**Other open PRs**")[1].split("\n\n")[0]
+    assert "Speed up compile" in section
+    assert live_markup(section) == []
     lines = [r for r in svc.log_records() if r.get("msg") == "neighbours"]
     assert {r["pr"] for r in lines} >= {71, 72}
     # No call per neighbour: they come from the store. #70's state was read once, by the
