@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from bot.core.facts import Conversation, LinkedItem, PullRequestFacts
 from bot.core.findings import Digest
 from bot.core.neighbours.dependencies import find_dependencies
+from bot.core.neighbours.find import find_neighbours
 from bot.core.neighbours.model import DependencyState, OpenPr
 from bot.core.neighbours.record import (
     Neighbourhood,
@@ -139,12 +140,25 @@ async def remember(
     if change.previous is None and record is None:
         return 0
     before = _parse(change.previous) if change.previous is not None else None
-    if not moved(before, record):
+    if not moved(before, record) or not change.sharing:
         return 0
-    for number in change.sharing[:MAX_REQUEUED]:
+    keys = [*(index_keys(before) if before else []), *(index_keys(record) if record else [])]
+    rows = await store.open_prs_sharing(pr.repo, keys, limit=MAX_CANDIDATES)
+    others = [o for o in map(_parse, rows) if o is not None]
+    affected = [o.number for o in others if _names(o, before) or _names(o, record)]
+    for number in affected[:MAX_REQUEUED]:
         # Coalesced with any job of that PR already waiting (the queue's key).
         await jobs.enqueue(NewJob(
             kind="pr", key=pr_key(pr.repo, number), installation_id=installation_id,
             repo=pr.repo, number=number, payload={"actions": [NEIGHBOUR]},
         ))
-    return len(change.sharing[:MAX_REQUEUED])
+    return len(affected[:MAX_REQUEUED])
+
+
+def _names(other: OpenPr, moved_pr: OpenPr | None) -> bool:
+    """Does (or did) `other`'s digest name `moved_pr`: only then is its edit worth a job
+    (an author's own PRs sharing files never name each other)."""
+    if moved_pr is None or other.number == moved_pr.number:
+        return False
+    found = find_neighbours(other, [moved_pr.model_copy(update={"state": "open"})])
+    return any(n.number == moved_pr.number for n in found.neighbours)
