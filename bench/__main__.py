@@ -4,6 +4,8 @@
 `python -m bench repo-config [...]` the repository-config report (bench/bench_repo_config.py);
 `python -m bench writer [...]` the language-model writer on the corpus (bench/bench_writer.py);
 `python -m bench corpus [...]` builds and uses the real-PR corpus (bench/corpus/cli.py);
+`python -m bench neighbours [...]` how often each neighbours signal fires on the corpus
+(bench/bench_neighbours.py);
 `python -m bench conversation [...]` reviewers' asks and the thread's GitHub calls
 (bench/bench_conversation.py).
 """
@@ -29,6 +31,10 @@ if sys.argv[1:2] == ["repo-config"]:
     from bench import bench_repo_config
 
     sys.exit(bench_repo_config.main(sys.argv[2:]))
+if sys.argv[1:2] == ["neighbours"]:
+    from bench import bench_neighbours
+
+    sys.exit(bench_neighbours.main(sys.argv[2:]))
 if sys.argv[1:2] == ["conversation"]:
     from bench import bench_conversation
 

@@ -17,7 +17,9 @@ from bot.core.label_view import summarize
 from bot.core.vocabulary import LANGS
 from bot.handlers.context import HandlerContext
 from bot.handlers.digest import sync_pull_request
+from bot.handlers.neighbours import remember
 from bot.queue.ledger import Ledger
+from bot.queue.store import SqliteJobStore
 from bot.settings.model import Settings
 from bot.view.app import LabelViewRoutes
 from bot.view.recorder import DigestRecorder
@@ -44,9 +46,13 @@ class ViewEnv:
     ctx: HandlerContext
     store: DigestStore
     client: httpx.AsyncClient
+    jobs: SqliteJobStore | None = None  # with open_prs: where neighbours are queued
 
     async def digest(self, number: int) -> None:
-        await sync_pull_request(self.gh, self.ctx, REPO, number)
+        outcome = await sync_pull_request(self.gh, self.ctx, REPO, number)
+        if self.ctx.open_prs is not None and self.jobs is not None and outcome.pull:
+            # What the job processor does after a digest job (bot/handlers/processor.py).
+            await remember(self.ctx.open_prs, self.jobs, outcome.pull, outcome.record, None)
 
     async def copy_digest(self, source: int, numbers: Iterable[int]) -> None:
         """PR `source`'s stored digests (both languages) stored again for `numbers`, as
@@ -88,7 +94,10 @@ DATABASE_URL: str | None = None
 @asynccontextmanager
 async def view_env(
     tmp_path: Path, *, settings: Settings | None = None, recent_seconds: float = 7 * 86400,
+    open_prs: bool = False,
 ) -> AsyncIterator[ViewEnv]:
+    """`open_prs`: keep each open PR's record in the ledger, so digests name their
+    neighbours (issue 42)."""
     db = tmp_path / "view.db"
     ledger = Ledger(db)
     create_schema(db)
@@ -105,12 +114,18 @@ async def view_env(
         store = PostgresDigestStore(database, recent_seconds=recent_seconds)
     state = make_state()
     ctx = make_ctx(on_converged=DigestRecorder(store))
+    jobs = None
+    if open_prs:
+        ctx.open_prs = ledger
+        jobs = SqliteJobStore(tmp_path / "jobs.db")
     app = Starlette(routes=LabelViewRoutes(store, settings or Settings(language="en")).routes())
     transport = httpx.ASGITransport(app=app)
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield ViewEnv(state, gh_for(state), ctx, store, client)
+            yield ViewEnv(state, gh_for(state), ctx, store, client, jobs)
     finally:
+        if jobs is not None:
+            jobs.close()
         ledger.close()
         if database is not None:
             database.close()

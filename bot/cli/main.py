@@ -21,6 +21,7 @@ from bot.settings.errors import SettingsError, load_settings, settings_error_lin
 
 if TYPE_CHECKING:
     from bot.core.facts import Conversation
+    from bot.core.neighbours.record import Neighbourhood
     from bot.core.repo_config.config import RepoConfig
     from bot.core.routing.config import RoutingConfig
 
@@ -180,6 +181,11 @@ def _parser() -> argparse.ArgumentParser:
         help="offline: the PR's comments, reviews, review comments and linked work as "
         'JSON in GitHub\'s REST shapes ({"issue_comments", "reviews", "review_comments", '
         '"linked"}), read as the service reads them')
+    digest.add_argument(
+        "--open-prs", type=Path, default=None, metavar="FILE",
+        help="offline: the other open PRs, a JSON list of PR objects as GET /pulls/N "
+        "returns them, each with its `files` as GET /pulls/N/files returns them: the "
+        "digest names those that compete with or overlap this one")
     digest.add_argument("--post", action="store_true", help="online: write the sticky comment")
     digest.add_argument(
         "--index", type=Path, default=None,
@@ -289,6 +295,8 @@ def _run_digest(args: argparse.Namespace) -> int:
         if args.conversation is not None:
             raise UsageError("--conversation is for --event (offline); online the "
                              "conversation is read from GitHub")
+        if args.open_prs is not None:
+            raise UsageError("--open-prs is for --event (offline)")
         ref = parse_pr_ref(args.pr)
         if ref is None:
             raise UsageError(
@@ -317,7 +325,8 @@ def _run_digest(args: argparse.Namespace) -> int:
     if args.post:
         raise UsageError("--post needs a PR reference (OWNER/REPO#N)")
     try:
-        pr = pull_request_object(_read_json_object(args.event))
+        event = _read_json_object(args.event)
+        pr = pull_request_object(event)
         files = changed_files(_read_json_list(args.files)) if args.files else ()
     except NotAPullRequest as exc:
         raise UsageError(str(exc)) from None
@@ -345,8 +354,10 @@ def _run_digest(args: argparse.Namespace) -> int:
     config = _repo_config(args.repo_dir) if args.repo_dir is not None else None
     conversation = _conversation(args.conversation, facts.repo, facts.number, pr.html_url) \
         if args.conversation is not None else None
+    hood = _neighbourhood(args.open_prs, event, facts.repo, conversation) \
+        if args.open_prs is not None else None
     digest = build_digest(facts, rules, lang, explain=args.explain, repo_context=context,
-                          repo_config=config, conversation=conversation)
+                          repo_config=config, conversation=conversation, neighbourhood=hood)
     if args.writer_dry_run:
         from bot.cli.writer_offline import (
             DRY_RUN_MODEL,
@@ -379,6 +390,28 @@ def _conversation(path: Path, repo: str, number: int, html_url: str) -> Conversa
                                       html_url=html_url)
     except BadConversation as exc:
         raise UsageError(f"{path}: {exc}") from None
+
+
+def _neighbourhood(path: Path, event: dict[str, Any], repo: str,
+                   conversation: Conversation | None) -> Neighbourhood:
+    """The other open PRs from `--open-prs`, and the PR's own live state from its object.
+    A dependency's state: the file's, else what `--conversation`'s linked work says."""
+    from bot.cli.open_prs_file import BadOpenPrs, live_fields, read_open_prs
+    from bot.core.neighbours.record import Neighbourhood
+
+    data = _read_json(path)
+    try:
+        others, states = read_open_prs(data, repo)
+        live = live_fields(event)
+    except BadOpenPrs as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    linked = {item.number: item.state for item in (conversation.linked if conversation else ())
+              if not item.repo}
+    return Neighbourhood(
+        others=others, mergeable_state=live.mergeable_state or "",
+        created_at=live.created_at, updated_at=live.updated_at,
+        dependency_states={**linked, **states},
+    )
 
 
 def _repo_config(directory: Path) -> RepoConfig:
@@ -546,7 +579,7 @@ def _read_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:

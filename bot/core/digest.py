@@ -19,6 +19,7 @@ from bot.core.findings import CiPlan, Digest, Owners, RepoLabel
 from bot.core.judging.conversation import read_conversation
 from bot.core.judging.risks import assess_risks, weigh_areas
 from bot.core.judging.verdict import judge_verdict, rank_areas
+from bot.core.neighbours.record import Neighbourhood, neighbours_of, record_of
 from bot.core.reading.body import parse_body
 from bot.core.reading.decisions import harvest_decisions
 from bot.core.reading.links import find_links
@@ -80,13 +81,15 @@ def build_digest(
     repo_config: RepoConfig | None = None,
     head_statuses: HeadStatuses | None = None,
     conversation: Conversation | None = None,
+    neighbourhood: Neighbourhood | None = None,
 ) -> Digest:
     """The whole reading guide for one PR. Pure: same inputs, same digest.
 
     `head_statuses` are the head commit's statuses, read for the base's CI pipeline.
     `conversation`: the PR's comments, reviews and review comments (evidence posted
     later, reviewers' asks) and what its linked work (`linked_work`) is now, when the
-    caller read them."""
+    caller read them. `neighbourhood`: the other open PRs and the PR's live state, when
+    the caller read them (issue 42)."""
     # Mergify reads the body as written; everything else reads the author's own words.
     owners, ci, repo_labels = _from_repo_config(facts, repo_config, head_statuses)
     owners = _owners_without_author(owners, facts.author)
@@ -124,6 +127,11 @@ def build_digest(
     grounds = _with_touches(call.grounds, facts, areas, symbols)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
+    links = _linked(linked_work(facts), conversation.linked if conversation else ())
+    neighbours = None
+    if neighbourhood is not None:
+        subject = record_of(facts, symbols, links, ci=_ci_state(ci), hood=neighbourhood)
+        neighbours = neighbours_of(subject, facts, neighbourhood, conversation)
     return Digest(
         repo=facts.repo,
         number=facts.number,
@@ -143,7 +151,7 @@ def build_digest(
         mentions=mentions,
         decisions=harvest_decisions(facts.body, mentions),
         structure=read_structure(facts.files, new_symbols=_new_symbols(touched)),
-        links=_linked(linked_work(facts), conversation.linked if conversation else ()),
+        links=links,
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),
         ci_areas=_ci_areas(ci, areas),
@@ -158,6 +166,7 @@ def build_digest(
         ticked=ticked,
         repo_config_source=repo_config.source if repo_config else "",
         repo_config_problems=repo_config.problems if repo_config else (),
+        neighbours=neighbours,
         unavailable=tuple(p for p in PARTS if p in facts.unavailable),
         notes=(*_notes(facts), *_scan_notes(matched), *extra_notes),
         files_total=facts.total_changed_files,
@@ -194,6 +203,10 @@ def _without_template(
         return facts, ()
     text, ticked = strip_against(facts.body, config.template)
     return facts.model_copy(update={"body": text}), ticked
+
+
+def _ci_state(ci: CiPlan | None) -> str:
+    return ci.run.state if ci is not None and ci.run is not None else ""
 
 
 def _with_labels(facts: PullRequestFacts, labels: tuple[RepoLabel, ...]) -> PullRequestFacts:

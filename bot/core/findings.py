@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.neighbours.model import Neighbours
 from bot.core.reading.specifics import Decision, Link, Mention, StructureNote, ValueChange
 from bot.core.reading.template import is_ai_assistance_box
 from bot.core.repo_index.findings import RepoContext
@@ -199,6 +200,9 @@ class Digest(BaseModel):
     ticked: tuple[str, ...] = ()
     repo_config_source: str = ""
     repo_config_problems: tuple[str, ...] = ()
+    # The PR among the other open PRs and its live state (issue 42); None when the
+    # caller read no open PRs.
+    neighbours: Neighbours | None = None
     # Parts whose read failed this time: each shows one line where it would be.
     unavailable: tuple[Part, ...] = ()
     notes: tuple[Note, ...] = ()  # e.g. GitHub listed only 3,000 of 4,200 files

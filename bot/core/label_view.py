@@ -110,6 +110,8 @@ class Summary:
     # reference view shows one; "" when nothing written passed verification.
     written: str = ""
     written_title: str = ""
+    # Issue 42: "conflicts", "competes:N", "overlaps:N" (the strongest neighbours first).
+    neighbours: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +123,7 @@ class Summary:
             "waiting_asks": self.waiting_asks,
             "triage": self.triage.to_json(),
             "written": self.written, "written_title": self.written_title,
+            "neighbours": list(self.neighbours),
         }
 
     @classmethod
@@ -143,6 +146,7 @@ class Summary:
             triage=Triage.from_json(data.get("triage") or {}),
             written=str(data.get("written", "")),
             written_title=str(data.get("written_title", "")),
+            neighbours=tuple(str(n) for n in data.get("neighbours", ())),
         )
 
 
@@ -172,6 +176,7 @@ def summarize(
                          if ask.get("status") == "open" and ask.get("access") == "write"),
         triage=triage or Triage(),
         **_written(digest),
+        neighbours=neighbour_signals(digest.get("neighbours")),
     )
 
 
@@ -194,6 +199,31 @@ def _written(digest: Mapping[str, Any]) -> dict[str, str]:
     title = first.get("title", "") if digest.get("lang") == "zh" else ""
     return {"written": first.get("summary", "")[:MAX_WRITTEN],
             "written_title": title[:MAX_WRITTEN_TITLE]}
+
+
+NEIGHBOUR_FILTERS = ("any", "competes", "overlaps", "conflicts")
+MAX_NEIGHBOUR_SIGNALS = 3
+
+
+def neighbour_signals(found: Any) -> tuple[str, ...]:
+    """A row's neighbour signals from the digest's `neighbours` JSON: "conflicts" when
+    GitHub said so, then "competes:N" / "overlaps:N" for the strongest neighbours."""
+    if not isinstance(found, Mapping):
+        return ()
+    live = found.get("live") or {}
+    signals = ["conflicts"] if isinstance(live, Mapping) and live.get("conflicts") else []
+    for neighbour in list(found.get("neighbours") or ())[:MAX_NEIGHBOUR_SIGNALS]:
+        if isinstance(neighbour, Mapping) and neighbour.get("relation") in (
+                "competes", "overlaps"):
+            signals.append(f"{neighbour['relation']}:{int(neighbour.get('number', 0))}")
+    return tuple(signals)
+
+
+def _has_neighbours(entry: ViewEntry, wanted: str) -> bool:
+    signals = entry.summary.neighbours
+    if wanted == "any":
+        return bool(signals)
+    return any(s == wanted or s.startswith(f"{wanted}:") for s in signals)
 
 
 def _round_robin(lists: Sequence[Sequence[Any]], limit: int) -> tuple[str, ...]:
@@ -316,10 +346,12 @@ class Filters:
     query: str | None = None  # casefolded
     owner: str | None = None
     sort: str = "verdict"
+    neighbours: str | None = None  # one of NEIGHBOUR_FILTERS (issue 42)
 
     @property
     def narrowed(self) -> bool:
-        return any(x is not None for x in (self.label, self.verdict, self.query, self.owner))
+        return any(x is not None for x in (self.label, self.verdict, self.query, self.owner,
+                                           self.neighbours))
 
 
 @dataclass(frozen=True)
@@ -379,6 +411,7 @@ def build_label_view(
     query: str | None = None,
     owner: str | None = None,
     sort: str = "verdict",
+    neighbours: str | None = None,
 ) -> LabelView:
     """The queue for these filters; each count is over what the *other* filters keep,
     so a chip says how many PRs choosing it would list."""
@@ -393,7 +426,8 @@ def build_label_view(
 
     def base(entry: ViewEntry) -> bool:
         return (query is None or entry.matches(query)) and (
-            owner is None or entry.owned_by(owner))
+            owner is None or entry.owned_by(owner)) and (
+            neighbours is None or _has_neighbours(entry, neighbours))
 
     kept = [e for e in open_entries if base(e)]
     by_label = [e for e in kept if label is None or label in e.labels]
@@ -428,7 +462,7 @@ def build_label_view(
         counts=counts,
         waiting=waiting,
         total_open=len(open_entries),
-        filters=Filters(label, verdict, query, owner, sort),
+        filters=Filters(label, verdict, query, owner, sort, neighbours),
     )
 
 

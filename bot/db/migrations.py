@@ -295,6 +295,23 @@ CREATE TABLE writer_spend (
     tokens INTEGER NOT NULL
 );
 """),
+    # Each open PR's files, changed functions and fixed issues (issue 42): a digest names
+    # the other open PRs it shares them with, from here, without a call per PR.
+    Migration(10, "open_prs: the open PRs' records and their keys", """
+CREATE TABLE open_prs (
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    stored_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (repo, number)
+);
+CREATE TABLE open_pr_keys (
+    repo TEXT NOT NULL,
+    key TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    PRIMARY KEY (repo, key, number)
+);
+"""),
 )
 
 _CREATE_TABLE = """

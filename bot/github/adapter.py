@@ -115,7 +115,15 @@ def _pull_from_github(repo: str, pr: GitHubPullRequest | PullRequestSimple) -> P
         created_at=pr.created_at,
         html_url=pr.html_url,
         private=pr.base.repo.private,
+        mergeable_state=_mergeable_state(full),
     )
+
+
+def _mergeable_state(full: GitHubPullRequest | None) -> str:
+    # `mergeable` null: GitHub computes the merge in the background; "unknown" until then.
+    if full is None or full.mergeable is None:
+        return ""
+    return full.mergeable_state or ""
 
 
 def _check_run_from_github(run: GitHubCheckRun) -> CheckRun:

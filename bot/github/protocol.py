@@ -48,6 +48,9 @@ class PullRequest(BaseModel):
     private: bool = False
     # The commit the PR is compared against: the repository's config is read there.
     base_sha: str = ""
+    # GitHub's merge check (`GET /pulls/N` only): dirty = conflicts, behind, clean, ...;
+    # "" while GitHub has not computed it (`mergeable: null`): a later job reads it.
+    mergeable_state: str = ""
 
 
 class TreeEntry(BaseModel):

@@ -19,6 +19,7 @@ from bot.core.commands.permissions import (
 from bot.core.vocabulary import Delivery, Lang
 from bot.github.protocol import GitHubAPI
 from bot.handlers.converged import ConvergedSink
+from bot.handlers.neighbours import OpenPrStore
 from bot.handlers.repo_config import RepoConfigCache
 from bot.handlers.repo_rules import RulesProvider
 from bot.observe.metrics import Metrics
@@ -61,6 +62,9 @@ class HandlerContext:
     linked: TTLCache[str, object] = field(default_factory=lambda: _ttl_cache(900.0))
     # The repository's own config (CI, CODEOWNERS, Mergify) read at each PR's base.
     repo_configs: RepoConfigCache = field(default_factory=RepoConfigCache)
+    # The open PRs' records (the ledger): a digest names the PRs it overlaps (issue 42);
+    # None: the part is left out.
+    open_prs: OpenPrStore | None = None
     # The CI pipeline's own status context on a PR's head ("" : statuses are not read).
     ci_status_context: str = "buildkite/ci/pr"
     # The language-model writer (issue 41); None: off (DIGEST_WRITER_URL unset).

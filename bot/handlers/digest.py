@@ -15,6 +15,7 @@ from bot.core.commands.parse import CommandSpec
 from bot.core.digest import build_digest, repo_config_note
 from bot.core.facts import ChangedFile, Conversation, PullRequestFacts
 from bot.core.findings import Digest
+from bot.core.neighbours.model import OpenPr
 from bot.core.render.check_run import (
     CHECK_NAME,
     CheckPlan,
@@ -50,6 +51,7 @@ from bot.handlers.context import HandlerContext
 from bot.handlers.converged import Converged
 from bot.handlers.conversation import linked_items, read_conversation
 from bot.handlers.index_base import base_records
+from bot.handlers.neighbours import NeighbourRead, own_record, read_neighbourhood
 from bot.handlers.repo_config import repo_config_at_base
 from bot.handlers.routing import route_pull_request, warn_about_pools
 
@@ -83,6 +85,9 @@ class Steer:
     # The PR's writer job: ask the model when the cache has no result for the packet.
     # Any other run only looks the packet up (bot/handlers/writer.py).
     may_write: bool = False
+    # Queued because another PR it overlaps moved (issue 42): edit an existing digest,
+    # never post a new one (a new comment notifies every subscriber).
+    edit_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,10 @@ class SyncOutcome:
     markdown: str | None = None
     # Posted without a written section the writer could add: queue the writer job.
     wants_writing: bool = False
+    # The PR's record among the open PRs (issue 42), and the GitHub calls its
+    # neighbours part made; None when the job stopped before reading the files.
+    record: OpenPr | None = None
+    neighbour_calls: int = 0
 
 
 async def sync_pull_request(
@@ -162,12 +171,14 @@ async def sync_pull_request(
         *unavailable,
     )
     facts = facts.model_copy(update={"unavailable": unavailable})
+    near = await _neighbours(gh, ctx, pr, facts, conversation)
+    hood = near.hood if near is not None else None
     # Off the worker's loop: a hostile PR's scan takes seconds within its budget, and
     # RE2 releases the GIL, so the other jobs go on meanwhile (issue 32, item 2).
     digest = await asyncio.to_thread(
         build_digest, facts, rules, lang, explain=explain, extra_notes=notes,
         repo_context=context, repo_config=config, head_statuses=statuses,
-        conversation=conversation,
+        conversation=conversation, neighbourhood=hood,
     )
 
     owned = previous.owned_labels if previous else ()
@@ -211,6 +222,8 @@ async def sync_pull_request(
         digest, ticked=existing_ticks(comments, ctx.bot_login), written=written,
     ) if wanted else None
     plan = plan_sticky(comments, ctx.bot_login, markdown, quiet_body=quiet_body, seen=_seen(pr))
+    if steer.edit_only and plan.action == "create":
+        plan = StickyPlan(action="noop", comment_id=None, body=None, delete_ids=plan.delete_ids)
     # As a check only, no comment is created (a new comment notifies every subscriber);
     # one posted before is still edited in place (an edit notifies nobody), never left stale.
     if delivery != "check" or plan.action != "create":
@@ -232,7 +245,7 @@ async def sync_pull_request(
         return build_digest(
             facts, rules, other, explain=explain, extra_notes=other_notes,
             repo_context=context, repo_config=config, head_statuses=statuses,
-            conversation=conversation,
+            conversation=conversation, neighbourhood=hood,
         ).model_copy(update=extras)
 
     on_labels = {label.casefold() for label in (*pr.labels, *digest.labels)}
@@ -245,7 +258,24 @@ async def sync_pull_request(
                                   shown))
     return SyncOutcome(action, pr, digest, markdown,
                        wants_writing=writing is not None and writing.result is None
-                       and not steer.may_write)
+                       and not steer.may_write,
+                       record=own_record(facts, digest, pr, conversation),
+                       neighbour_calls=near.calls if near is not None else 0)
+
+
+async def _neighbours(
+    gh: GitHubAPI, ctx: HandlerContext, pr: PullRequest, facts: PullRequestFacts,
+    conversation: Conversation,
+) -> NeighbourRead | None:
+    """The other open PRs and this one's live state; None (the part left out) without a
+    store or when it fails: the digest never waits on it."""
+    if ctx.open_prs is None:
+        return None
+    try:
+        return await read_neighbourhood(gh, ctx.open_prs, ctx.linked, pr, facts, conversation)
+    except Exception as exc:  # the store's failure costs this part only
+        log.warning("open PRs unavailable: %s", exc, extra={"repo": pr.repo, "pr": pr.number})
+        return None
 
 
 async def _repo_context(

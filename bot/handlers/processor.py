@@ -15,7 +15,8 @@ from bot.github.protocol import GitHubAPI, GitHubError, RepositoryArchive
 from bot.github.session import GitHubSessionFactory
 from bot.handlers.command import CommentCommandJob, from_outsider, handle_command_comment
 from bot.handlers.context import HandlerContext
-from bot.handlers.digest import Steer, sync_pull_request
+from bot.handlers.digest import Steer, SyncOutcome, sync_pull_request
+from bot.handlers.neighbours import NEIGHBOUR, remember
 from bot.handlers.reconcile import enqueue_stale, fingerprint
 from bot.handlers.refill import queue_refill
 from bot.handlers.writing import queue_writing
@@ -64,7 +65,12 @@ class JobProcessor:
                 await sync_pull_request(gh, self._ctx, job.repo, job.number,
                                         Steer(may_write=True))
             elif job.kind == "pr":
-                outcome = await sync_pull_request(gh, self._ctx, job.repo, job.number)
+                # Queued only because a PR it overlaps moved: edit, never post anew.
+                actions = job.payload.get("actions")
+                edit_only = isinstance(actions, list) and set(actions) == {NEIGHBOUR}
+                outcome = await sync_pull_request(gh, self._ctx, job.repo, job.number,
+                                                  Steer(edit_only=edit_only))
+                await self._remember_open_pr(job, outcome)
                 if outcome.wants_writing:
                     await queue_writing(self._store, job)
                 if outcome.digest is not None:
@@ -96,6 +102,23 @@ class JobProcessor:
                 ran = await handle_command_comment(gh, self._ctx, command)
                 if ran is not None and ran.wants_writing:
                     await queue_writing(self._store, job)
+
+    async def _remember_open_pr(self, job: Job, outcome: SyncOutcome) -> None:
+        """Keep the PR's record among the open PRs (forgotten once closed) and queue the
+        PRs it overlaps when it moved; one line with what the neighbours part cost."""
+        store, pull = self._ctx.open_prs, outcome.pull
+        if store is None or pull is None or (outcome.record is None and pull.state == "open"):
+            return  # a draft or muted PR's job stopped before reading its files
+        try:
+            queued = await remember(store, self._store, pull, outcome.record,
+                                    job.installation_id)
+        except Exception as exc:  # the digest is posted; the record waits for the next job
+            log.warning("open PR record not stored: %s", exc,
+                        extra={"repo": job.repo, "pr": job.number})
+            return
+        log.info("neighbours", extra={
+            "repo": job.repo, "pr": job.number, "github_calls": outcome.neighbour_calls,
+            "requeued": queued, "state": pull.state})
 
     async def _ci_state_changed(self, job: Job) -> None:
         """A CI build on a commit changed state: queue a digest run for the open PRs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -33,6 +33,19 @@ CREATE TABLE IF NOT EXISTS pr_heads (
     PRIMARY KEY (repo, number)
 );
 CREATE INDEX IF NOT EXISTS pr_heads_sha ON pr_heads (repo, head_sha);
+CREATE TABLE IF NOT EXISTS open_prs (
+    repo TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    stored_at REAL NOT NULL,
+    PRIMARY KEY (repo, number)
+);
+CREATE TABLE IF NOT EXISTS open_pr_keys (
+    repo TEXT NOT NULL,
+    key TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    PRIMARY KEY (repo, key, number)
+);
 CREATE TABLE IF NOT EXISTS previews (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     repo TEXT NOT NULL,
@@ -43,6 +56,18 @@ CREATE TABLE IF NOT EXISTS previews (
 );
 """
 MAX_PREVIEWS = 2000
+# Keys of one PR asked at once: SQLite's bound-parameter limit is far above; a PR of
+# 3,000 files asks in a few rounds.
+KEY_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class OpenPrChange:
+    """What storing one open PR's record replaced: the record before (None: new), and the
+    open PRs that shared a key with it before or now (itself left out)."""
+
+    previous: str | None
+    sharing: list[int]
 
 
 @dataclass(frozen=True)
@@ -96,6 +121,12 @@ class LedgerStore(Protocol):
         ...
 
     async def indexed_commits(self) -> list[IndexedCommit]: ...
+
+    async def record_open_pr(self, repo: str, number: int, record: str | None,
+                             keys: Sequence[str], *, limit: int) -> OpenPrChange: ...
+
+    async def open_prs_sharing(self, repo: str, keys: Sequence[str], *,
+                               limit: int) -> list[str]: ...
 
 
 class Ledger:
@@ -206,6 +237,67 @@ class Ledger:
 
     async def indexed_commits(self) -> list[IndexedCommit]:
         return []
+
+
+    # -- the open PRs' records (issue 42): what each open PR changes, by key -------------
+
+    async def record_open_pr(self, repo: str, number: int, record: str | None,
+                             keys: Sequence[str], *, limit: int) -> OpenPrChange:
+        """Keep `record` (JSON) under `keys` (file, symbol, issue), or forget the PR when
+        `record` is None (closed); answer what it replaced and who shared a key with it."""
+        now = self._clock()
+
+        def write(conn: sqlite3.Connection) -> OpenPrChange:
+            row = conn.execute("SELECT record FROM open_prs WHERE repo = ? AND number = ?",
+                               (repo, number)).fetchone()
+            old_keys = [r[0] for r in conn.execute(
+                "SELECT key FROM open_pr_keys WHERE repo = ? AND number = ?", (repo, number))]
+            if row is not None and row[0] == record:
+                return OpenPrChange(previous=record, sharing=[])
+            conn.execute("DELETE FROM open_pr_keys WHERE repo = ? AND number = ?", (repo, number))
+            if record is None:
+                conn.execute("DELETE FROM open_prs WHERE repo = ? AND number = ?", (repo, number))
+            else:
+                conn.execute("INSERT OR REPLACE INTO open_prs VALUES (?, ?, ?, ?)",
+                             (repo, number, record, now))
+                conn.executemany("INSERT OR IGNORE INTO open_pr_keys VALUES (?, ?, ?)",
+                                 [(repo, key, number) for key in dict.fromkeys(keys)])
+            sharing = _sharing(conn, repo, [*dict.fromkeys([*old_keys, *keys])], limit)
+            return OpenPrChange(row[0] if row else None,
+                                [n for n in sharing if n != number][:limit])
+
+        return await self._writer.run(write)
+
+    async def open_prs_sharing(self, repo: str, keys: Sequence[str], *,
+                               limit: int) -> list[str]:
+        """The records of the open PRs that hold any of `keys`, at most `limit`."""
+
+        def read(conn: sqlite3.Connection) -> list[str]:
+            numbers = _sharing(conn, repo, list(dict.fromkeys(keys)), limit)[:limit]
+            records: list[str] = []
+            for start in range(0, len(numbers), KEY_CHUNK):
+                chunk = numbers[start:start + KEY_CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                records.extend(r[0] for r in conn.execute(
+                    f"SELECT record FROM open_prs WHERE repo = ? AND number IN ({marks})"  # noqa: S608
+                    " ORDER BY number", (repo, *chunk)))
+            return records
+
+        return await self._writer.run(read)
+
+
+def _sharing(conn: sqlite3.Connection, repo: str, keys: list[str], limit: int) -> list[int]:
+    found: dict[int, None] = {}
+    for start in range(0, len(keys), KEY_CHUNK):
+        chunk = keys[start:start + KEY_CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT DISTINCT number FROM open_pr_keys WHERE repo = ? AND key IN ({marks})"  # noqa: S608
+            " ORDER BY number LIMIT ?", (repo, *chunk, limit + 1)):
+            found[int(row[0])] = None
+        if len(found) > limit:
+            break
+    return list(found)[:limit + 1]
 
 
 def _preview_filter(repo: str | None, number: int | None) -> tuple[str, tuple[object, ...]]:

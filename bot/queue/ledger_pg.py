@@ -4,11 +4,11 @@ the reconcile sweep of any replica sees what every replica converged."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bot.db.pool import Conn, Database
 from bot.github.dry_run import RecordedWrite
-from bot.queue.ledger import MAX_PREVIEWS, IndexedCommit, StoredPreview
+from bot.queue.ledger import MAX_PREVIEWS, IndexedCommit, OpenPrChange, StoredPreview
 
 
 class PostgresLedger:
@@ -126,3 +126,53 @@ class PostgresLedger:
             return [IndexedCommit(r[0], r[1], r[2]) for r in rows]
 
         return await self._db.run(read, transaction=False)
+
+    async def record_open_pr(self, repo: str, number: int, record: str | None,
+                             keys: Sequence[str], *, limit: int) -> OpenPrChange:
+        now = self._clock()
+
+        def write(conn: Conn) -> OpenPrChange:
+            row = conn.execute(
+                "SELECT record FROM open_prs WHERE repo = %s AND number = %s FOR UPDATE",
+                (repo, number)).fetchone()
+            old_keys = [str(r[0]) for r in conn.execute(
+                "SELECT key FROM open_pr_keys WHERE repo = %s AND number = %s",
+                (repo, number)).fetchall()]
+            if row is not None and row[0] == record:
+                return OpenPrChange(previous=record, sharing=[])
+            conn.execute("DELETE FROM open_pr_keys WHERE repo = %s AND number = %s",
+                         (repo, number))
+            if record is None:
+                conn.execute("DELETE FROM open_prs WHERE repo = %s AND number = %s",
+                             (repo, number))
+            else:
+                conn.execute(
+                    "INSERT INTO open_prs VALUES (%s, %s, %s, %s) ON CONFLICT (repo, number)"
+                    " DO UPDATE SET record = excluded.record, stored_at = excluded.stored_at",
+                    (repo, number, record, now))
+                conn.execute(
+                    "INSERT INTO open_pr_keys SELECT %s, k, %s FROM unnest(%s::text[]) k"
+                    " ON CONFLICT DO NOTHING", (repo, number, list(dict.fromkeys(keys))))
+            sharing = _sharing(conn, repo, [*dict.fromkeys([*old_keys, *keys])], limit)
+            return OpenPrChange(str(row[0]) if row else None,
+                                [n for n in sharing if n != number][:limit])
+
+        return await self._db.run(write)
+
+    async def open_prs_sharing(self, repo: str, keys: Sequence[str], *,
+                               limit: int) -> list[str]:
+        def read(conn: Conn) -> list[str]:
+            numbers = _sharing(conn, repo, list(dict.fromkeys(keys)), limit)[:limit]
+            rows = conn.execute(
+                "SELECT record FROM open_prs WHERE repo = %s AND number = ANY(%s)"
+                " ORDER BY number", (repo, numbers)).fetchall()
+            return [str(r[0]) for r in rows]
+
+        return await self._db.run(read)
+
+
+def _sharing(conn: Conn, repo: str, keys: list[str], limit: int) -> list[int]:
+    rows = conn.execute(
+        "SELECT DISTINCT number FROM open_pr_keys WHERE repo = %s AND key = ANY(%s)"
+        " ORDER BY number LIMIT %s", (repo, keys, limit + 1)).fetchall()
+    return [int(r[0]) for r in rows]

@@ -74,6 +74,7 @@ def build_worker_side(
         command_runs_per_minute=rules.bundled.routing.commands_per_minute,
         uncertain_write_recheck_seconds=settings.uncertain_write_recheck_seconds,
         on_converged=DigestRecorder(digests),
+        open_prs=ledger,
         ci_status_context=settings.ci_status_context.strip(),
         writer=build_writer(settings, writings) if writings is not None else None,
     )

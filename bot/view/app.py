@@ -34,6 +34,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot.core.label_view import (
     MAX_QUERY,
+    NEIGHBOUR_FILTERS,
     SORTS,
     Filters,
     LabelView,
@@ -202,8 +203,12 @@ class LabelViewRoutes:
         owner = params.get("owner") or None
         if owner is not None and not _OWNER.match(owner):
             raise BadQuery("owner must be a GitHub login or an org/team slug")
+        neighbours = params.get("neighbours") or None
+        if neighbours is not None and neighbours not in NEIGHBOUR_FILTERS:
+            raise BadQuery(f"neighbours must be one of {', '.join(NEIGHBOUR_FILTERS)}")
         return _Asked(Filters(self._label(request), verdict, raw_query.casefold() or None,
-                              owner.lstrip("@") if owner else None, sort), raw_query)
+                              owner.lstrip("@") if owner else None, sort, neighbours),
+                      raw_query)
 
     def _etag(self, request: Request, info: RepoInfo, kind: str) -> str:
         # What a page is a function of: the repository's stored data (its version), the
@@ -291,7 +296,7 @@ class LabelViewRoutes:
                 view = self._views[key] = build_label_view(
                     entries, now=now, recent_seconds=self._store.recent_seconds,
                     label=filters.label, verdict=filters.verdict, query=filters.query,
-                    owner=filters.owner, sort=filters.sort)
+                    owner=filters.owner, sort=filters.sort, neighbours=filters.neighbours)
             return render_label_view(
                 repo, view, lang=lang, default_lang=self._default_lang,
                 fragments=self._fragments, now=now, raw_query=asked.raw_query,

@@ -16,7 +16,15 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from bot.core.label_view import RISK_IDS, SORTS, LabelView, ViewEntry, ViewPage, page_of
+from bot.core.label_view import (
+    NEIGHBOUR_FILTERS,
+    RISK_IDS,
+    SORTS,
+    LabelView,
+    ViewEntry,
+    ViewPage,
+    page_of,
+)
 from bot.core.render.i18n import CATALOGUE, t
 from bot.core.vocabulary import LANGS, VERDICTS, Lang
 from bot.view.cache import FragmentCache
@@ -136,7 +144,8 @@ def render_label_view(
     shown = page if page is not None else page_of(view, 1)
     asked = view.filters
     keep = {"label": asked.label, "verdict": asked.verdict, "q": raw_query or None,
-            "owner": asked.owner, "sort": None if asked.sort == "verdict" else asked.sort}
+            "owner": asked.owner, "sort": None if asked.sort == "verdict" else asked.sort,
+            "neighbours": asked.neighbours}
     lang_param = None if lang == default_lang else lang
 
     def link(*, lang_: Lang = lang, **changes: str | None) -> str:
@@ -185,6 +194,7 @@ def render_label_view(
         repo=repo, view=view, lang=lang, t=text, label=asked.label, verdict=asked.verdict,
         owner=asked.owner, sort=asked.sort, sorts=SORTS, raw_query=raw_query,
         verdicts=VERDICTS, link=link, other_lang=other, entries_html=entries_html,
+        neighbours=asked.neighbours, neighbour_filters=NEIGHBOUR_FILTERS,
         feed_link=feed_path(repo, asked.label), api_link=api_path(repo),
         lang_param=lang_param, page_path=page_path, page=shown,
         legend=[(risk_id, risk_meaning(text, risk_id)) for risk_id in RISK_IDS],

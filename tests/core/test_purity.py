@@ -114,7 +114,9 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     "repo_config": {"facts", "findings", "reading", "routing", "rules", "vocabulary"},
     "reading": {"facts", "vocabulary"},
     "repo_index": {"facts", "reading"},
-    "findings": {"reading", "repo_index", "vocabulary"},
+    # The PR among the other open PRs (issue 42).
+    "neighbours": {"facts", "reading", "vocabulary"},
+    "findings": {"neighbours", "reading", "repo_index", "vocabulary"},
     "commands": {"vocabulary"},
     "rules": {"facts", "reading", "routing", "vocabulary"},
     # findings: the CI plan (relevant-ci-not-run judges how its steps fared). label_view:
@@ -124,8 +126,9 @@ CORE_MAY_IMPORT: dict[str, set[str]] = {
     # request, the verification of a reply. Pure, like the rest.
     "writer": {"facts", "findings", "reading", "repo_index", "vocabulary"},
     # Only rendering words the findings: no stage before it imports it.
-    "render": {"commands", "findings", "reading", "repo_index", "vocabulary", "writer"},
-    "digest": {"facts", "findings", "judging", "reading", "repo_config",
+    "render": {"commands", "findings", "neighbours", "reading", "repo_index", "vocabulary",
+               "writer"},
+    "digest": {"facts", "findings", "judging", "neighbours", "reading", "repo_config",
                "repo_index", "routing", "rules", "vocabulary"},
 }
 

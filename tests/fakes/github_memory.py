@@ -54,6 +54,7 @@ def pull_to_protocol(pull: FakePull, *, private: bool = False) -> PullRequest:
         requested_teams=tuple(pull.requested_teams), updated_at=pull.updated_at,
         created_at=pull.created_at,
         html_url=f"https://github.com/{pull.repo}/pull/{pull.number}", private=private,
+        mergeable_state=pull.mergeable_state,
     )
 
 

@@ -118,6 +118,7 @@ class FakePull:
     requested_teams: list[str] = field(default_factory=list)
     reviews: list[FakeReview] = field(default_factory=list)
     base_sha: str = "b" * 40
+    mergeable_state: str = ""  # "" : GitHub has not computed it (`mergeable: null`)
 
     @property
     def additions(self) -> int:

@@ -130,8 +130,9 @@ def pull_request(pull: FakePull, repo: FakeRepo | None) -> JSON:
     data = _pull_common(pull, repo, example("pull-request"))
     data.update(merged=pull.merged, merged_by=None, changed_files=len(pull.files),
                 additions=pull.additions, deletions=pull.deletions, commits=1,
-                comments=0, review_comments=0, mergeable=None, rebaseable=None,
-                mergeable_state="unknown")
+                comments=0, review_comments=0,
+                mergeable=(pull.mergeable_state != "dirty") if pull.mergeable_state else None,
+                rebaseable=None, mergeable_state=pull.mergeable_state or "unknown")
     return data
 
 

@@ -23,6 +23,7 @@ from bot.core.render.conversation import conversation_lines
 from bot.core.render.escape import sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.render.marker import SHA_PATTERN, Marker, RiskLevel, render_marker
+from bot.core.render.neighbours import neighbour_lines
 from bot.core.render.repo_context import repo_context_lines
 from bot.core.render.sections import (
     Detail,
@@ -72,8 +73,8 @@ _LADDER: tuple[Detail, ...] = (
 )
 # Last resort, lowest value first: whole sections go before any line is cut.
 _DROP_ORDER = (
-    "trace", "ci", "links", "context", "checklist", "routing", "start", "conversation", "footer",
-    "notes", "check", "who",
+    "trace", "ci", "links", "neighbours", "context", "checklist", "routing", "start",
+    "conversation", "footer", "notes", "check", "who",
 )  # fmt: skip
 
 
@@ -207,6 +208,7 @@ def _parts(
             unavailable_lines(digest, "index"), repo_context_lines(digest)))),
         ("links", titled("links", lang, chain(
             unavailable_lines(digest, "linked"), link_lines(digest)))),
+        ("neighbours", titled("neighbours", lang, neighbour_lines(digest))),
         ("routing", titled("routing", lang, routing_lines(digest))),
         ("checklist", area_checklist_lines(digest, ticked, d)),
         ("ci", ci_detail_lines(digest)),

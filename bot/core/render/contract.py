@@ -123,6 +123,12 @@ def digest_json(
             {"source": digest.repo_config_source, "problems": list(digest.repo_config_problems)}
             if digest.repo_config_source else None
         ),
+        # The PR among the other open PRs (issue 42): {neighbours[{number, relation
+        # (competes | overlaps), reason, shared, shared_count, title, author, created_at,
+        # draft, approved, ci}], dependencies[{number, cue, state}], live{mergeable_state,
+        # conflicts, behind, ci_failed}, compared}, or None when no open PRs were read.
+        "neighbours": (digest.neighbours.model_dump(mode="json")
+                       if digest.neighbours is not None else None),
         "files_total": digest.files_total,
         "additions": digest.additions,
         "deletions": digest.deletions,

@@ -767,10 +767,77 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.conversation.more": {
         "en": "{count} more from the conversation", "zh": "讨论中的其余 {count} 条",
     },
+    # --- neighbours: the PR among the other open PRs (bot/core/render/neighbours.py) ---
+    "render.neighbours": {"en": "Other open PRs", "zh": "其他未合并的 PR"},
+    "neighbours.conflicts": {
+        "en": "Conflicts with its base branch (GitHub: `dirty`): it cannot merge until they "
+        "are resolved.",
+        "zh": "与目标分支存在合并冲突（GitHub：`dirty`）：解决之前无法合并。",
+    },
+    "neighbours.behind": {
+        "en": "Behind its base branch (GitHub: `behind`): it needs the base merged in.",
+        "zh": "落后于目标分支（GitHub：`behind`）：需要先合入目标分支的新提交。",
+    },
+    "neighbours.ci_failed": {
+        "en": "The CI build on its head failed.", "zh": "最新提交上的 CI 构建失败。",
+    },
+    "neighbours.same-function": {
+        "en": "{ref} by {author} also changes {shared}{facts}",
+        "zh": "{author} 的 {ref} 也改动了 {shared}{facts}",
+    },
+    "neighbours.same-file": {
+        "en": "{ref} by {author} also changes {shared}{facts}",
+        "zh": "{author} 的 {ref} 也改动了 {shared}{facts}",
+    },
+    "neighbours.same-issue": {
+        "en": "{ref} by {author} says it fixes the same issue {shared}: competing{facts}",
+        "zh": "{author} 的 {ref} 也声称修复同一个 issue {shared}：相互竞争{facts}",
+    },
+    "neighbours.same-title": {
+        "en": "{ref} by {author} has a near-identical title and file set: competing{facts}",
+        "zh": "{author} 的 {ref} 标题和改动文件几乎相同：相互竞争{facts}",
+    },
+    "neighbours.more_shared": {"en": " and {count} more", "zh": " 等 {count} 处"},
+    "neighbours.facts": {"en": " ({facts})", "zh": "（{facts}）"},
+    "neighbours.facts_sep": {"en": ", ", "zh": "，"},
+    "neighbours.opened": {"en": "opened {date}", "zh": "{date} 创建"},
+    "neighbours.draft": {"en": "draft", "zh": "草稿"},
+    "neighbours.approved": {"en": "approved", "zh": "已批准"},
+    "neighbours.ci.passed": {"en": "CI passed", "zh": "CI 已通过"},
+    "neighbours.ci.failed": {"en": "CI failed", "zh": "CI 失败"},
+    "neighbours.ci.error": {"en": "CI failed", "zh": "CI 失败"},
+    "neighbours.ci.running": {"en": "CI running", "zh": "CI 运行中"},
+    "neighbours.more": {
+        "en": "{count} more open PRs change the same code.",
+        "zh": "另有 {count} 个未合并的 PR 改动了相同的代码。",
+    },
+    "neighbours.more.one": {
+        "en": "1 more open PR changes the same code.",
+        "zh": "另有 1 个未合并的 PR 改动了相同的代码。",
+    },
+    "neighbours.dependency": {
+        "en": "Waits for {ref} ({cue}): {state}", "zh": "等待 {ref}（{cue}）：{state}",
+    },
+    "neighbours.cue.depends-on": {"en": "depends on", "zh": "依赖"},
+    "neighbours.cue.after": {"en": "after", "zh": "在其之后"},
+    "neighbours.cue.stacked-on": {"en": "stacked on", "zh": "叠加在其之上"},
+    "neighbours.cue.blocked-by": {"en": "blocked by", "zh": "被其阻塞"},
+    "neighbours.state.open": {"en": "still open", "zh": "仍未合并"},
+    "neighbours.state.merged": {"en": "merged", "zh": "已合并"},
+    "neighbours.state.closed": {"en": "closed unmerged", "zh": "已关闭未合并"},
+    "neighbours.state.unknown": {"en": "state not read", "zh": "状态未读取"},
     "link.state.open": {"en": "open", "zh": "未关闭"},
     "link.state.merged": {"en": "merged", "zh": "已合并"},
     "link.state.closed": {"en": "closed unmerged", "zh": "已关闭未合并"},
     "link.state.closed_issue": {"en": "closed", "zh": "已关闭"},
+    "view.neighbour.overlaps": {"en": "overlaps #{number}", "zh": "与 #{number} 重叠"},
+    "view.neighbour.competes": {"en": "competes with #{number}", "zh": "与 #{number} 竞争"},
+    "view.neighbour.conflicts": {"en": "conflicts", "zh": "有合并冲突"},
+    "view.filter.neighbours": {"en": "Other open PRs", "zh": "其他 PR"},
+    "view.filter.neighbours.any": {"en": "any", "zh": "任一"},
+    "view.filter.neighbours.competes": {"en": "competing", "zh": "相互竞争"},
+    "view.filter.neighbours.overlaps": {"en": "overlapping", "zh": "改动重叠"},
+    "view.filter.neighbours.conflicts": {"en": "conflicts", "zh": "有合并冲突"},
     "view.asks": {"en": "Asked", "zh": "评审要求"},
     "view.asks.count": {
         "en": "{asked} asked / {answered} answered", "zh": "{asked} 项 / 已答复 {answered} 项",

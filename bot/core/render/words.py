@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from bot.core.findings import CiStepRef
+from bot.core.neighbours.model import Dependency, LiveState, Neighbour
 from bot.core.render.ci import step_title
 from bot.core.render.escape import escape_code, escape_text
 from bot.core.render.i18n import t
@@ -179,3 +180,62 @@ def trace_note(entry: TraceEntry, lang: Lang) -> str:
         return t(lang, "trace.files.one") if entry.files == 1 else t(
             lang, "trace.files", count=entry.files)
     return entry.note
+
+
+# --- neighbours: the PR among the other open PRs ----------------------------------------
+
+
+def neighbour_text(neighbour: Neighbour, lang: Lang) -> str:
+    """One neighbour: who, what it shares, how far along it is. Titles and logins are
+    other people's text: escaped, and a PR is named, never linked."""
+    shared = _shared_words(neighbour, lang)
+    facts = [t(lang, "neighbours.opened", date=neighbour.created_at.date().isoformat())
+             ] if neighbour.created_at is not None else []
+    if neighbour.draft:
+        facts.append(t(lang, "neighbours.draft"))
+    if neighbour.approved:
+        facts.append(t(lang, "neighbours.approved"))
+    if neighbour.ci in ("passed", "failed", "error", "running"):
+        facts.append(t(lang, f"neighbours.ci.{neighbour.ci}"))
+    title = f" “{escape_text(neighbour.title, 80)}”" if neighbour.title else ""
+    return t(
+        lang, f"neighbours.{neighbour.reason}", ref=pr_ref(neighbour.number) + title,
+        author=escape_text(f"@{neighbour.author}", 60) if neighbour.author else "?",
+        shared=shared,
+        facts=t(lang, "neighbours.facts", facts=t(lang, "neighbours.facts_sep").join(facts))
+        if facts else "",
+    )
+
+
+def _shared_words(neighbour: Neighbour, lang: Lang) -> str:
+    if neighbour.reason == "same-issue":
+        return ", ".join(escape_text(s, 20) for s in neighbour.shared[:2])
+    if neighbour.reason == "same-function":
+        shown = [escape_code(s.rpartition("::")[2], 80) for s in neighbour.shared[:2]]
+    else:
+        shown = [escape_code(s, 100) for s in neighbour.shared[:2]]
+    more = neighbour.shared_count - len(shown)
+    return ", ".join(shown) + (t(lang, "neighbours.more_shared", count=more) if more > 0 else "")
+
+
+def dependency_text(dependency: Dependency, lang: Lang) -> str:
+    return t(lang, "neighbours.dependency", ref=pr_ref(dependency.number),
+             cue=t(lang, f"neighbours.cue.{dependency.cue}"),
+             state=t(lang, f"neighbours.state.{dependency.state}"))
+
+
+def live_texts(live: LiveState, lang: Lang, *, ci_shown: bool) -> list[str]:
+    """The PR's own state; a failed build only when the CI section does not say it."""
+    texts = []
+    if live.conflicts:
+        texts.append(t(lang, "neighbours.conflicts"))
+    elif live.behind:
+        texts.append(t(lang, "neighbours.behind"))
+    if live.ci_failed and not ci_shown:
+        texts.append(t(lang, "neighbours.ci_failed"))
+    return texts
+
+
+def pr_ref(number: int) -> str:
+    """`#N` that GitHub does not turn into a link (so no backlink on the other thread)."""
+    return escape_text(f"#{number}", 20)
