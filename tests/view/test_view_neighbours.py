@@ -15,6 +15,8 @@ PAGE = f"/view/{REPO}"
 API = f"/api/digests/{REPO}"
 SAME_FUNCTION = FakeFile("vllm/compilation/decorators.py", additions=12, deletions=2,
                          patch="@@ -1,3 +1,4 @@ class Wrapper:\n+    other(fn)\n")
+SAME_MODULE = FakeFile("vllm/utils/gpu_sync_debug.py", additions=3, deletions=1,
+                       patch="@@ -9,2 +9,3 @@ def unrelated():\n+    x = 1\n")
 LORA = FakeFile("vllm/lora/layers.py", additions=30, deletions=2,
                 patch="@@ -5,2 +5,3 @@ def apply_lora():\n+    w = 4\n")
 
@@ -34,7 +36,7 @@ async def test_rows_show_and_filter_overlaps_competition_and_conflicts(tmp_path:
         env.state.add_pull(REPO, 1, title="Fix a graph break", body="Fixes #900\n\n"
                            + UNTESTED_BODY, files=COMPILE_FILES, author="alice")
         env.state.add_pull(REPO, 2, title="Another compile fix", body=UNTESTED_BODY,
-                           files=[SAME_FUNCTION], author="bob")
+                           files=[SAME_FUNCTION, SAME_MODULE], author="bob")
         env.state.add_pull(REPO, 3, title="LoRA", body="Fixes #900\n\n" + UNTESTED_BODY,
                            files=[LORA], author="carol")
         env.state.add_pull(REPO, 4, title="Unrelated LoRA tidy", body=UNTESTED_BODY,

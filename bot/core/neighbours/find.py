@@ -6,7 +6,8 @@ are dependencies, not competition.
 Bounded: the others are indexed by file, symbol and fixed issue, so a PR meets only the
 PRs it shares one of those with, never all 2,000 open ones; a file more than
 `HOT_FILE_PRS` other PRs touch (a registry, `envs.py`) says nothing about any one of
-them and is not a same-file signal (a shared function in it still is)."""
+them and is not a same-file signal (a shared function in it still is); nor is one shared
+file alone (`MIN_SHARED_FILES`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ from bot.core.neighbours.model import (
 MAX_SHOWN = 3  # shown in the comment's visible part; the rest are counted
 MAX_KEPT = 20  # kept in the JSON
 HOT_FILE_PRS = 30
+# One shared file is weak: judged blind on the corpus, 6 of 8 one-file overlaps were
+# unrelated edits of a big shared module (scheduler, async_llm, envs); PRs sharing two or
+# more files, or a function, were right each time.
+MIN_SHARED_FILES = 2
 MAX_SHARED = 5  # shared names kept per neighbour
 TITLE_SIMILAR = 0.8  # Jaccard of the titles' words
 FILES_SIMILAR = 0.6  # Jaccard of the file sets
@@ -110,7 +115,7 @@ def find_neighbours(
         _keep(found, _neighbour(index.by_number[number], "same-function", names))
     for number, paths in shared_files.items():
         cold = tuple(p for p in paths if len(index.by_file[p]) <= HOT_FILE_PRS)
-        if cold:
+        if len(cold) >= MIN_SHARED_FILES:
             _keep(found, _neighbour(index.by_number[number], "same-file", cold))
     ranked = sorted(found.values(), key=_strength)
     return Neighbours(

@@ -38,14 +38,21 @@ def test_another_author_changing_the_same_function_is_named_with_the_function() 
 
 
 def test_same_file_other_function_is_weaker_than_the_same_function() -> None:
-    same_file = _pr(150, "carol", ("vllm/attention/rope.py",),
+    same_file = _pr(150, "carol", ("vllm/attention/rope.py", "tests/test_rope.py"),
                     ("vllm/attention/rope.py::other_helper",))
     same_function = _pr(300, "bob", ("vllm/attention/rope.py",),
                         ("vllm/attention/rope.py::forward_rope",))
     found = find_neighbours(SUBJECT, [same_file, same_function])
     assert [(n.number, n.reason) for n in found.neighbours] == [
         (300, "same-function"), (150, "same-file")]
-    assert found.neighbours[1].shared == ("vllm/attention/rope.py",)
+    assert found.neighbours[1].shared == ("vllm/attention/rope.py", "tests/test_rope.py")
+
+
+def test_one_shared_file_alone_is_not_named() -> None:
+    # Two unrelated edits of one big module (judged noise 6 of 8 times on the corpus).
+    one_file = _pr(160, "carol", ("vllm/attention/rope.py",),
+                   ("vllm/attention/rope.py::other_helper",))
+    assert find_neighbours(SUBJECT, [one_file]).neighbours == ()
 
 
 def test_a_pr_fixing_the_same_issue_competes() -> None:
@@ -95,7 +102,8 @@ def test_a_file_many_prs_touch_is_not_a_same_file_signal() -> None:
 
 
 def test_at_most_three_are_shown_and_the_rest_counted() -> None:
-    others = [_pr(3000 + i, f"u{i}", ("tests/test_rope.py",)) for i in range(5)]
+    others = [_pr(3000 + i, f"u{i}", ("vllm/attention/rope.py", "tests/test_rope.py"))
+              for i in range(5)]
     shown, more = shown_and_more(find_neighbours(SUBJECT, others))
     assert len(shown) == MAX_SHOWN
     assert more == 2
@@ -132,7 +140,9 @@ def test_two_thousand_open_prs_are_indexed_not_scanned_pairwise() -> None:
 
 
 def test_a_shared_class_scope_is_a_shared_file_not_a_shared_function() -> None:
-    subject = _pr(1, "a", ("vllm/sched.py",), ("vllm/sched.py::Scheduler",))
-    other = _pr(2, "b", ("vllm/sched.py",), ("vllm/sched.py::Scheduler",))
+    subject = _pr(1, "a", ("vllm/sched.py", "tests/test_sched.py"),
+                  ("vllm/sched.py::Scheduler",))
+    other = _pr(2, "b", ("vllm/sched.py", "tests/test_sched.py"),
+                ("vllm/sched.py::Scheduler",))
     assert [(n.number, n.reason) for n in find_neighbours(subject, [other]).neighbours] == [
         (2, "same-file")]
