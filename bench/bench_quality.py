@@ -544,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["tune"] = measure([c for c in cases if not c.holdout], rules).summary()
         result["holdout"] = measure([c for c in cases if c.holdout], rules).summary()
     for name, summary in result.items():
-        if name.startswith("real") or name == "corpus":
+        if name.startswith("real") or name in ("corpus", "writer"):
             continue
         print(format_report(summary, f"digest quality: {name} cases"))
         print()

@@ -244,9 +244,9 @@ def _head(digest: Digest, written: WriterResult | None = None) -> Iterator[str]:
 
 
 def _footer(digest: Digest, written: WriterResult | None = None) -> Iterator[str]:
-    if written is not None:
-        yield written_by_line(written, digest.lang)
-        yield ""
     sha = digest_marker(digest).head_sha[:7]
-    text = t(digest.lang, "render.footer", sha=f"`{sha}`" if sha else "—")
-    yield f"<sub>{sanitize_trusted(text, 300)}</sub>"
+    text = sanitize_trusted(t(digest.lang, "render.footer", sha=f"`{sha}`" if sha else "—"), 300)
+    # Who worded the reading lines is provenance, in the footer's small print: not a line
+    # a reviewer reads (judged noise on every written digest when it stood as a line).
+    by = f" · {written_by_line(written, digest.lang)}" if written is not None else ""
+    yield f"<sub>{text}{by}</sub>"

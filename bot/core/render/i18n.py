@@ -206,8 +206,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.written.not_needed": {"en": "Need not be re-checked:", "zh": "无需重复核实:"},
     "render.written.lesson": {"en": "Lesson:", "zh": "经验:"},
     "render.written.by": {
-        "en": "_Worded by {model} from the facts of this PR; every line checked against it._",
-        "zh": "_由 {model} 根据本 PR 的事实撰写;每一行都已对照 PR 核对。_",
+        "en": "worded by {model} from the facts of this PR; every line checked against it",
+        "zh": "由 {model} 根据本 PR 的事实撰写;每一行都已对照 PR 核对",
     },
     "render.quote": {"en": "“{quote}”", "zh": "“{quote}”"},
     "render.decision.by": {"en": "— author", "zh": "—— 作者原话"},

@@ -50,7 +50,9 @@ def written_check_lines(result: WriterResult, lang: Lang) -> Iterator[str]:
     """What replaces the rules' reading lines under "What to check"."""
     for item in result.section("points"):
         yield f"- {written_text(item.text)}"
-    for section, key in (("gaps", "gap"), ("not_needed", "not_needed"), ("lesson", "lesson")):
+    # The lesson stays in the JSON (`writer.kept`), not in the comment: blind judges
+    # called every posted one noise, a maxim restating a line above it.
+    for section, key in (("gaps", "gap"), ("not_needed", "not_needed")):
         label = sanitize_trusted(t(lang, f"render.written.{key}"))
         for item in result.section(section):  # type: ignore[arg-type]
             yield f"- {label} {written_text(item.text)}"

@@ -142,6 +142,18 @@ def test_injected_text_is_dropped_or_shown_inert() -> None:
     assert "](https" not in markdown
 
 
+def test_the_lesson_is_kept_in_the_json_not_posted() -> None:
+    digest = build_digest(FACTS, RULES, "en")
+    reply = json.loads(_reply(GOOD))
+    reply["lesson"] = {"text": "Padded rows must count like any other row.",
+                       "cites": ["vllm/v1/spec_decode/scaler.py"]}
+    result = verify(_packet(), json.dumps(reply), model="qwen3")
+    markdown = render_digest(digest, written=result)
+    assert "Padded rows must count" not in markdown
+    kept = digest_json(digest, markdown, result)["writer"]["kept"]
+    assert any(item["section"] == "lesson" for item in kept)
+
+
 def test_a_written_digest_replaces_the_reading_lines() -> None:
     digest = build_digest(FACTS, RULES, "en")
     result = verify(_packet(), _reply(GOOD, gaps=[
@@ -151,9 +163,11 @@ def test_a_written_digest_replaces_the_reading_lines() -> None:
     assert "`Scaler.scale` now multiplies by `factor * 2`" in markdown
     assert "- Gap: No test covers the padded rows." in markdown
     assert "`scale` now doubles the factor so padded rows count." in markdown
-    assert "Worded by qwen3" in markdown
+    footer = markdown.rstrip().splitlines()[-1]
+    assert footer.startswith("<sub>")
+    assert "worded by qwen3" in footer
     assert render_digest(digest) != markdown
-    assert "Worded by" not in render_digest(digest)
+    assert "worded by" not in render_digest(digest)
     payload = digest_json(digest, markdown, result)["writer"]
     assert payload["status"] == "ok"
     assert payload["packet_sha256"] == _packet().sha256
