@@ -71,7 +71,10 @@ def test_cli_writes_json(tmp_path: Path) -> None:
 def test_issue_targets_hold_on_the_labelled_cases() -> None:
     # Issue 9's targets, measured by the quality report; a regression fails here first.
     summary = measure(load_cases(), load_rules(RULES_DIR)).summary()
-    assert summary["area_recall"] >= 0.8
+    # Issue 9 asked 0.8 against hand labels that count title-only areas. Issue 40 opens no
+    # area from a title word, label, test file or import alone: blind judges called such
+    # areas misdirected on 12 tuned corpus PRs, so recall on these labels is 0.65 now.
+    assert summary["area_recall"] >= 0.6
     assert summary["area_precision"] >= 0.9
     assert summary["test_results_above_low_share_on_asks"] <= 1 / 3
     assert summary["median_open_items"] <= 4
