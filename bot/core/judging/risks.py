@@ -416,11 +416,13 @@ def _missing_gpu_eval(ctx: _Context) -> Risk | None:
     if not high and ctx.body.run_evidence:
         severity = "low"  # it ran (tests passed, a CI build, a named device), unmeasured
     read = {f.filename for f in ctx.files if f.patch}
-    if not admitted and strength < _STRONG and files and read.issuperset(files):
-        # Compute lines read only in a numerics area's other files, none in kernel or
-        # model-forward code (a schema check, a lock, a backend's routing, a buffer's
-        # size): blind judges called the ask unjustified on 10 of the 11 tuned corpus PRs
-        # where it showed; kept, collapsed. An unread patch still says "medium".
+    if not admitted and files and read.issuperset(files):
+        # With the patch read and no gap the author admits, the ask is the area's, not
+        # this PR's: blind judges called it unjustified on 10 of the 11 tuned corpus PRs
+        # where only a numerics area's other files computed (a schema check, a lock, a
+        # buffer's size), and on 5 of 9 where kernel or forward code did (1 useful, 3
+        # unsure: a sampling-length choice, a top-k index, an exact-output tile test).
+        # Kept, collapsed. An unread patch still says "medium".
         severity = "low"
     said = _quotes(admitted[:3]) or [Clue(kind="absent", text="no-evidence")]
     chosen = set(files)
