@@ -43,6 +43,8 @@ _SEVERITY_WORDS = {
     "low": ("low", "低风险", "低危"),
 }
 _LINE_CITE = re.compile(r"^(.+?):(\d+)(?:-(\d+))?$")
+# Clauses: a sentence, or its parts around a colon, a semicolon or "but"/"while"/"so".
+_CLAUSE = re.compile(r"(?<=[.:;!?。：；])\s+|,?\s+(?:but|while|so|whereas)\s+|但|而")
 
 
 def verify(packet: Packet, raw_reply_text: str, *, model: str = "", lang: str = "en"
@@ -158,13 +160,24 @@ class _Checker:
         # A fact id that is also real text of the PR (a dotted name) may be named.
         return self.text.count(token) > self.text.count(f"[{token}]")
 
+    def span_grounded(self, span: str) -> bool:
+        """A code span the packet holds verbatim, or an expression built only of names and
+        numbers it holds (`a // (b * c)`, `x = y`): the model may quote a computation
+        across lines, never a name the PR does not have."""
+        if self.occurs(span):
+            return True
+        names = _IDENT.findall(span)
+        return bool(names) and all(
+            re.search(rf"(?<!\w){re.escape(name)}(?!\w)", self.text) for name in names
+        ) and all(self.occurs(number) for number in _NUMBER.findall(span))
+
     def _ungrounded(self, text: str) -> tuple[str, str] | None:
         for span in _CODE.findall(text):
-            if not self.occurs(span.strip()):
+            if not self.span_grounded(span.strip()):
                 return "unknown-code", span
-        for path in _PATH.findall(text):
+        for path in _PATH.findall(_CODE.sub(" ", text)):
             bare = _LINE_CITE.sub(r"\1", path)
-            if not self.occurs(bare):
+            if _looks_like_path(bare) and not self.occurs(bare):
                 return "unknown-path", path
         for number in _REF.findall(text):
             if not self.occurs(number):
@@ -193,11 +206,21 @@ class _Checker:
                            for w in words)}
             if said and severity not in said:
                 return "contradicts-severity", f"{cite}: {severity}"
-        if _UNCHANGED.search(text):
+        for clause in _CLAUSE.split(text):
+            if not _UNCHANGED.search(clause):
+                continue
             for name in self.changed:
-                if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text):
+                # The name and "unchanged" in one clause: said of that name, not of
+                # something else the sentence goes on to (a default path, a caller).
+                if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", clause):
                     return "contradicts-change", name
         return None
+
+
+def _looks_like_path(token: str) -> bool:
+    """`vllm/x.py`, `a/b/c`: a file or a nested folder. Not prose with a slash
+    (async/PP, TTFT/TPOT, and/or), which the model writes as words."""
+    return token.count("/") >= 2 or "." in token.rsplit("/", 1)[-1]
 
 
 def _looks_like_code(word: str) -> bool:

@@ -182,3 +182,33 @@ def test_chinese_is_shown_with_identifiers_unchanged() -> None:
     markdown = render_digest(build_digest(FACTS, RULES, "zh"), written=result)
     assert "`Scaler.scale` 现在把 `factor` 乘以 2" in markdown
     assert "把缩放因子加倍。" in markdown
+
+
+def test_an_expression_of_known_names_is_grounded_and_one_unknown_name_is_not() -> None:
+    cites = ["vllm/v1/spec_decode/scaler.py"]
+    known = {"text": "The result is now `y = x * factor * 2` rather than `x * factor`.",
+             "cites": cites}
+    invented = {"text": "The result is now `y = x * factor * padding_rows`.", "cites": cites}
+    result = verify(_packet(), _reply(known, invented))
+    assert [item.text for item in result.section("points")] == [known["text"]]
+    assert [(d.reason, d.text) for d in result.dropped] == [("unknown-code", invented["text"])]
+
+
+def test_prose_with_a_slash_is_not_a_path_but_a_file_is() -> None:
+    cites = ["vllm/v1/spec_decode/scaler.py"]
+    prose = {"text": "Check `Scaler.scale` under async/PP runs.", "cites": cites}
+    path = {"text": "The same doubling belongs in vllm/v1/spec_decode/other.py too.",
+            "cites": cites}
+    result = verify(_packet(), _reply(prose, path))
+    assert [item.text for item in result.section("points")] == [prose["text"]]
+    assert [d.reason for d in result.dropped] == ["unknown-path"]
+
+
+def test_unchanged_said_of_another_clause_is_no_contradiction() -> None:
+    cites = ["vllm/v1/spec_decode/scaler.py"]
+    other = {"text": "Its callers are unchanged: `scale` now doubles the factor.",
+             "cites": cites}
+    same = {"text": "`scale` is unchanged by this PR.", "cites": cites}
+    result = verify(_packet(), _reply(other, same))
+    assert [item.text for item in result.section("points")] == [other["text"]]
+    assert [d.reason for d in result.dropped] == ["contradicts-change"]
