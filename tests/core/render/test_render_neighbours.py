@@ -87,7 +87,9 @@ def test_a_failed_build_is_said_once_when_the_ci_section_says_it() -> None:
     (None, False), (0, False), (BASE_MOVED_SHOWN - 1, False), (BASE_MOVED_SHOWN, True)])
 def test_the_base_moved_is_said_from_the_threshold(behind_by: int | None, shown: bool) -> None:
     found = Neighbours(live=LiveState(mergeable_state="clean", base_behind_by=behind_by))
-    for lang, words in (("en", "commits since this PR's merge base"), ("zh", "合并基点")):
+    said: tuple[tuple[Lang, str], ...] = (("en", "commits since this PR's merge base"),
+                                          ("zh", "合并基点"))
+    for lang, words in said:
         lines = list(neighbour_lines(_digest(lang, neighbours=found)))
         assert any(words in line and str(behind_by) in line for line in lines) is shown
         assert len(lines) == int(shown)
