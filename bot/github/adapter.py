@@ -33,7 +33,7 @@ from githubkit_schemas.latest.models import IssueComment as GitHubIssueComment
 from githubkit_schemas.latest.models import (
     PullRequest as GitHubPullRequest,
 )
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, ValidationError
 
 from bot.core.facts import GITHUB_FILES_CAP, ChangedFile, CommitStatus
 from bot.github.conditional import ConditionalCache, KeptPage
@@ -212,6 +212,15 @@ def schema_mismatch(exc: ValidationError) -> str:
     return text
 
 
+class _Comparison(BaseModel):
+    """The one field of GitHub's commit comparison we read; its commits and files (up to
+    250 and 300) are not modelled, so never validated."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    ahead_by: NonNegativeInt
+
+
 class GitHubKitAdapter:
     """`GitHubAPI` over an entered githubkit client."""
 
@@ -379,6 +388,17 @@ class GitHubKitAdapter:
             merged=pull is not None and bool(pull.merged_at),
             author=issue.user.login if issue.user else "",
         )
+
+    async def commits_ahead(self, repo: str, base: str, head: str) -> int:
+        owner, name = split_repo(repo)
+        basehead = f"{quote(base, safe='')}...{quote(head, safe='')}"
+        async with translated():
+            # One commit per page: the count is all we read, the page keeps the body small.
+            response = await self._gh.arequest(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/compare/{basehead}",
+                params={"per_page": 1}, response_model=_Comparison,
+            )
+            return response.parsed_data.ahead_by
 
     async def list_reviewers_who_reviewed(self, repo: str, number: int) -> list[str]:
         owner, name = split_repo(repo)

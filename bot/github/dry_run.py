@@ -84,6 +84,9 @@ class DryRunGitHub:
     async def get_issue(self, repo: str, number: int) -> IssueSummary:
         return await self._inner.get_issue(repo, number)
 
+    async def commits_ahead(self, repo: str, base: str, head: str) -> int:
+        return await self._inner.commits_ahead(repo, base, head)
+
     async def create_comment(self, repo: str, number: int, body: str) -> IssueComment:
         await self._record(repo, number, "create_comment", body)
         return IssueComment(id=next(self._ids), author=self._bot_login, body=body)

@@ -47,6 +47,7 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
     "/repos/{owner}/{repo}/commits/{commit_sha}/pulls",
     "/repos/{owner}/{repo}/commits/{ref}",
     "/repos/{owner}/{repo}/tarball/{ref}",
+    "/repos/{owner}/{repo}/compare/{basehead}",
     "/repos/{owner}/{repo}/pulls",
     "/repos/{owner}/{repo}/pulls/{number}",
     "/repos/{owner}/{repo}/pulls/{number}/files",
@@ -70,8 +71,9 @@ ROUTE_TEMPLATES: tuple[str, ...] = (
 
 def _compile(template: str) -> re.Pattern[str]:
     # Label names may hold "/" (vLLM's "ci/build"), paths always can, and so can a
-    # branch name ("release/v0.9": the path httpx reports has its %2F decoded).
-    pattern = re.sub(r"\{(?:path|name|ref)\}", ".+", template)
+    # branch name ("release/v0.9": the path httpx reports has its %2F decoded), and so
+    # can a compare's `base...branch`.
+    pattern = re.sub(r"\{(?:path|name|ref|basehead)\}", ".+", template)
     pattern = re.sub(r"\{(?:number|comment_id|installation_id|check_run_id)\}", r"\\d+",
                      pattern)
     return re.compile(re.sub(r"\{\w+\}", "[^/]+", pattern))

@@ -1,7 +1,8 @@
 """The neighbours part of a digest job (issue 42): the other open PRs from the store (no
 GitHub call per neighbour), the PR's own `mergeable_state` from its object, and one cached
 read per PR it depends on; after the job, its own record stored and, when it was pushed,
-opened, retitled or closed, the PRs it overlaps queued for an edit.
+opened, retitled or closed, the PRs it overlaps queued for an edit. One compare call says
+how far the base branch moved since the PR's merge base (its CI ran against that base).
 
 Level-triggered: GitHub computes `mergeable` in the background (null at first); the
 next job of the PR reads it. Counted: the calls this adds to a job are in its log line."""
@@ -52,7 +53,7 @@ class OpenPrStore(Protocol):
 @dataclass
 class NeighbourRead:
     hood: Neighbourhood
-    calls: int = 0  # GitHub calls this part made (dependency states)
+    calls: int = 0  # GitHub calls this part made (dependency states, the base compare)
     candidates: int = 0
     unread: list[int] = field(default_factory=list)
 
@@ -78,10 +79,25 @@ async def read_neighbourhood(
         state = await _dependency_state(gh, cache, pr.repo, ref.number, read)
         if state is not None:
             states[ref.number] = state
+    behind_by = await _base_behind_by(gh, pr, read)
     read.hood = Neighbourhood(
         others=others, mergeable_state=pr.mergeable_state, approved=approved(conversation),
-        created_at=pr.created_at, updated_at=pr.updated_at, dependency_states=states)
+        created_at=pr.created_at, updated_at=pr.updated_at, dependency_states=states,
+        base_behind_by=behind_by)
     return read
+
+
+async def _base_behind_by(gh: GitHubAPI, pr: PullRequest, read: NeighbourRead) -> int | None:
+    """Commits the base branch gained since the PR's merge base (`base.sha`); None when
+    GitHub could not say: the line is left out, the digest goes on."""
+    if not pr.base_sha or not pr.base_ref:
+        return None
+    read.calls += 1
+    try:
+        return await gh.commits_ahead(pr.repo, pr.base_sha, pr.base_ref)
+    except GitHubError as exc:
+        log.info("base compare unavailable: %s", exc, extra={"repo": pr.repo, "pr": pr.number})
+        return None
 
 
 async def _dependency_state(gh: GitHubAPI, cache: MutableMapping[str, object], repo: str,

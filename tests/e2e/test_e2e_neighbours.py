@@ -2,8 +2,9 @@
 a second PR changing the same function is named in its digest, and the first PR's digest
 is edited (never posted again) when the second opens; a PR fixing the same issue is
 named as competing, an unrelated one is not; an open dependency is named as open; GitHub's
-`mergeable_state: dirty` says there are conflicts. The calls the part adds are counted in
-the job's `neighbours` line."""
+`mergeable_state: dirty` says there are conflicts, and a base branch that moved far since
+the PR's merge base is said. The calls the part adds are counted in the job's `neighbours`
+line."""
 
 from __future__ import annotations
 
@@ -78,12 +79,15 @@ def test_the_pr_changing_the_same_function_is_named_and_the_first_digest_edited(
         body="Depends on #70.\n\nFixes #900\n\n" + UNTESTED_BODY,
         files=[SHARED_FUNCTION, OTHER_FILE])
     first.mergeable_state = "dirty"
+    first.base_sha = "e" * 40
+    state.repos[REPO].base_moved[first.base_sha] = 321
     svc.send("pull_request", pr_event("opened", 71, author="Codertocat"))
     wait_until(lambda: len(state.bot_comments(REPO, 71, BOT)) == 1, 15, message="digest 71")
     svc.wait_for_job(pr=71, timeout=15)
     text = _digest(state, 71)
     assert "Conflicts with its base branch" in text
     assert "#70 (depends on): still open" in text
+    assert "has moved 321 commits since this PR's merge base" in text
     assert "support_torch_compile" not in text.split("**Other open PRs**")[-1]
 
     state.add_pull(REPO, 72, author="other-dev", title=HOSTILE_TITLE,
@@ -92,6 +96,7 @@ def test_the_pr_changing_the_same_function_is_named_and_the_first_digest_edited(
     wait_until(lambda: len(state.bot_comments(REPO, 72, BOT)) == 1, 15, message="digest 72")
     second = _digest(state, 72)
     assert "#71" in second
+    assert "merge base" not in second  # its base is the branch's head
     assert "`support_torch_compile`" in second
     # 72 opening moved 71's neighbours: 71's digest is edited to name 72, not re-posted.
     wait_until(lambda: "#72" in _digest(state, 71), 15, message="71 edited to name 72")
@@ -100,12 +105,18 @@ def test_the_pr_changing_the_same_function_is_named_and_the_first_digest_edited(
     section = state.bot_comments(REPO, 71, BOT)[0].split("**Other open PRs**")[1].split("\n\n")[0]
     assert "Speed up compile" in section
     assert live_markup(section) == []
-    lines = [r for r in svc.log_records() if r.get("msg") == "neighbours"]
-    assert {r["pr"] for r in lines} >= {71, 72}
+    compares = "/repos/{owner}/{repo}/compare/{basehead}"
+
+    def ours() -> list[dict[str, object]]:
+        return [r for r in svc.log_records()
+                if r.get("msg") == "neighbours" and r.get("pr") in (71, 72)]
+
+    # 71 opened, 72 opened, 71 edited: each job's line is written after its calls.
+    wait_until(lambda: len(ours()) == state.count("GET", compares) >= 3, 15,
+               message="a neighbours line per compare")
     # No call per neighbour: they come from the store. #70's state was read once, by the
-    # linked work's cached read, which the dependency reuses.
-    assert [r["github_calls"] for r in lines if r["pr"] in (71, 72)] == [0] * len(
-        [r for r in lines if r["pr"] in (71, 72)])
+    # linked work's cached read, which the dependency reuses; the one call is the compare.
+    assert [r["github_calls"] for r in ours()] == [1] * len(ours())
     assert sum(1 for c in list(state.calls) if c.path.endswith("/issues/70")) == 1
 
 

@@ -270,6 +270,8 @@ def test_synchronize_on_an_existing_pr_reads_five_lists_and_writes_once(
         ("GET", "/repos/{owner}/{repo}/pulls/{number}/files"): 1,
         ("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews"): 1,
         ("GET", "/repos/{owner}/{repo}/pulls/{number}/comments"): 1,
+        # How far the base moved since the PR's merge base (the live state, issue 42).
+        ("GET", "/repos/{owner}/{repo}/compare/{basehead}"): 1,
         ("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}"): 1,
     }
     # The conversation's lists were asked with their ETags: unchanged, they cost a 304

@@ -252,6 +252,14 @@ def _repo_ref(call: Call) -> tuple[FakeRepo, str]:
     return repo, ref
 
 
+def compare(call: Call) -> Reply:
+    base, sep, head = call.params["basehead"].partition("...")
+    if not sep:
+        raise FakeHTTPError(404, "Not Found")
+    repo, ahead = call.state.compare(call.repo, base, head)
+    return Reply(200, responses.commit_comparison(repo, base, head, ahead))
+
+
 def get_combined_status(call: Call) -> Reply:
     repo = call.state.repos.get(call.repo)
     if repo is None:
@@ -353,6 +361,7 @@ ROUTES: tuple[tuple[str, str, Handler, str], ...] = (
     ("GET", f"{R}/git/blobs/{{sha}}", get_blob, "token"),
     ("GET", R, get_repo, "token"),
     ("GET", f"{R}/commits/{{ref}}/status", get_combined_status, "token"),
+    ("GET", f"{R}/compare/{{basehead:path}}", compare, "token"),
     ("GET", f"{R}/commits/{{commit_sha}}/pulls", list_commit_pulls, "token"),
     ("GET", f"{R}/commits/{{ref}}/check-runs", list_check_runs, "token"),
     ("POST", f"{R}/check-runs", create_check_run, "token"),

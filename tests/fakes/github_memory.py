@@ -193,6 +193,12 @@ class MemoryGitHub:
         return await self._run("GET", "/repos/{owner}/{repo}/issues/{number}",
                                f"/repos/{repo}/issues/{number}", summary)
 
+    async def commits_ahead(self, repo: str, base: str, head: str) -> int:
+        return await self._run(
+            "GET", "/repos/{owner}/{repo}/compare/{basehead}",
+            f"/repos/{repo}/compare/{base}...{head}",
+            lambda: self.state.compare(repo, base, head)[1])
+
     async def get_permission(self, repo: str, user: str) -> Permission:
         def permission() -> Permission:
             level, role = self.state.permission(repo, user)

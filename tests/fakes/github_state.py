@@ -148,6 +148,9 @@ class FakeRepo:
     commits: dict[str, str] = field(default_factory=dict)
     trees: dict[str, list[tuple[str, str, str, int | None]]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    # Commits the default branch gained after a base SHA (GET .../compare/{sha}...{branch}
+    # `ahead_by`); a SHA not here is taken to be the branch's head (0 ahead).
+    base_moved: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -492,6 +495,14 @@ class FakeGitHubState:
         self.pull(repo, number)
         return sorted((c for c in self.review_comments.values()
                        if c.repo == repo and c.number == number), key=lambda c: c.id)
+
+    def compare(self, repo: str, base: str, head: str) -> tuple[FakeRepo, int]:
+        """The repository and how many commits `head` (its default branch or head SHA)
+        has past `base`; 404 for another head, as GitHub answers for an unknown ref."""
+        found = self.repos.get(repo)
+        if found is None or head not in (found.default_branch, found.head_sha):
+            raise FakeHTTPError(404, "Not Found")
+        return found, found.base_moved.get(base, 0)
 
     def issue(self, repo: str, number: int) -> FakePull | FakeIssue:
         """What the issues endpoint answers for: a PR (GitHub lists PRs as issues too)

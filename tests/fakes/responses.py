@@ -421,3 +421,42 @@ def installation_repositories(page: list[JSON], total_count: int) -> JSON:
 def error(message: str, status: int) -> JSON:
     return {"message": message,
             "documentation_url": "https://docs.github.com/rest", "status": str(status)}
+
+
+def _commit(repo: str, sha: str, parent: str | None) -> JSON:
+    """A commit as GitHub's compare names its base and merge base (`commit` schema)."""
+    url = f"{API}/repos/{repo}/commits/{sha}"
+    who = {"name": "Octocat", "email": "octocat@github.com", "date": "2026-01-01T00:00:00Z"}
+    return {
+        "sha": sha, "node_id": f"C_{sha[:12]}", "url": url,
+        "html_url": f"{WEB}/{repo}/commit/{sha}", "comments_url": f"{url}/comments",
+        "commit": {
+            "url": f"{API}/repos/{repo}/git/commits/{sha}", "author": who, "committer": who,
+            "message": "A commit", "comment_count": 0,
+            "tree": {"sha": "d" * 40, "url": f"{API}/repos/{repo}/git/trees/{'d' * 40}"},
+            "verification": {"verified": False, "reason": "unsigned", "signature": None,
+                             "payload": None, "verified_at": None},
+        },
+        "author": user("octocat"), "committer": user("octocat"),
+        "parents": [] if parent is None else [
+            {"sha": parent, "url": f"{API}/repos/{repo}/commits/{parent}",
+             "html_url": f"{WEB}/{repo}/commit/{parent}"}],
+    }
+
+
+def commit_comparison(repo: FakeRepo, base: str, head: str, ahead: int) -> JSON:
+    """`GET /repos/{o}/{r}/compare/{base}...{head}` (GitHub's `commit-comparison`): the
+    base is an ancestor of the branch here, so behind_by is 0 and the merge base is it."""
+    name = repo.full_name
+    url = f"{API}/repos/{name}/compare/{base}...{head}"
+    web = f"{WEB}/{name}/compare/{base}...{head}"
+    return {
+        "url": url, "html_url": web, "permalink_url": web, "diff_url": f"{web}.diff",
+        "patch_url": f"{web}.patch",
+        "base_commit": _commit(name, base, None), "merge_base_commit": _commit(name, base, None),
+        "status": "ahead" if ahead else "identical", "ahead_by": ahead, "behind_by": 0,
+        "total_commits": ahead,
+        # GitHub pages the commits (per_page, at most 250 a page): the first one here.
+        "commits": [_commit(name, repo.head_sha, base)] if ahead else [],
+        "files": [],
+    }

@@ -502,3 +502,26 @@ async def test_no_secret_in_errors_or_logs(state: FakeGitHubState, url: str,
     assert caplog.records  # the retry was logged
     for secret in secrets:
         assert not any(secret in text for text in texts), secret
+
+
+# --- compare ----------------------------------------------------------------
+
+COMPARE = "/repos/{owner}/{repo}/compare/{basehead}"
+
+
+async def test_commits_ahead_reads_ahead_by_from_one_small_page(state: FakeGitHubState,
+                                                                url: str) -> None:
+    base = "e" * 40
+    state.repos[REPO].base_moved[base] = 412
+    async with make_factory(url).for_installation(1) as gh:
+        assert await gh.commits_ahead(REPO, base, "main") == 412
+        assert await gh.commits_ahead(REPO, "f" * 40, "main") == 0
+        with pytest.raises(NotFound):
+            await gh.commits_ahead(REPO, base, "no-such-branch")
+        # A body without the count is a mismatch, never a guessed 0.
+        state.fail_next("GET", COMPARE, 200, body={"status": "ahead", "behind_by": 0})
+        with pytest.raises(GitHubError):
+            await gh.commits_ahead(REPO, base, "main")
+    calls = [c for c in state.calls if c.route == COMPARE]
+    assert calls[0].path == f"/repos/{REPO}/compare/{base}...main"
+    assert calls[0].query == "per_page=1"

@@ -95,6 +95,7 @@ CALLS: dict[str, Callable[[GitHubKitAdapter, int], Awaitable[Any]]] = {
     "get_default_branch_file": lambda gh, _: gh.get_default_branch_file(
         REPO, ".github/pr-digest.yaml"),
     "list_open_pulls": lambda gh, _: gh.list_open_pulls(REPO),
+    "commits_ahead": lambda gh, _: gh.commits_ahead(REPO, BASE, "main"),
     "get_tree": lambda gh, _: gh.get_tree(REPO, BASE),
     "get_blob": lambda gh, _: gh.get_blob(REPO, OWNERS_BLOB),
     "get_combined_status": lambda gh, _: gh.get_combined_status(REPO, f"{1:040x}"),

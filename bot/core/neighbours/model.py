@@ -96,6 +96,9 @@ class LiveState(BaseModel):
     conflicts: bool = False
     behind: bool = False
     ci_failed: bool = False
+    # Commits the base branch gained since the PR's merge base (GitHub's compare
+    # `ahead_by`); None when unknown (not asked, or the call failed).
+    base_behind_by: int | None = None
 
 
 class Neighbours(BaseModel):

@@ -29,6 +29,8 @@ class Neighbourhood:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     dependency_states: Mapping[int, DependencyState] = field(default_factory=dict)
+    # Commits the base branch moved since the PR's merge base; None unknown.
+    base_behind_by: int | None = None
 
 
 def record_of(
@@ -68,12 +70,14 @@ def author_comments(facts: PullRequestFacts, conversation: Conversation | None) 
 
 def neighbours_of(subject: OpenPr, facts: PullRequestFacts, hood: Neighbourhood,
                   conversation: Conversation | None) -> Neighbours:
-    return find_neighbours(
+    found = find_neighbours(
         subject, hood.others,
         dependencies=find_dependencies(facts.body, author_comments(facts, conversation),
                                        own=facts.number),
         dependency_states=hood.dependency_states,
     )
+    live = found.live.model_copy(update={"base_behind_by": hood.base_behind_by})
+    return found.model_copy(update={"live": live})
 
 
 def record_from_facts(facts: PullRequestFacts, *, ci: str = "",

@@ -126,7 +126,8 @@ def digest_json(
         # The PR among the other open PRs (issue 42): {neighbours[{number, relation
         # (competes | overlaps), reason, shared, shared_count, title, author, created_at,
         # draft, approved, ci}], dependencies[{number, cue, state}], live{mergeable_state,
-        # conflicts, behind, ci_failed}, compared}, or None when no open PRs were read.
+        # conflicts, behind, ci_failed, base_behind_by}, compared}, or None when no open
+        # PRs were read.
         "neighbours": (digest.neighbours.model_dump(mode="json")
                        if digest.neighbours is not None else None),
         "files_total": digest.files_total,

@@ -774,6 +774,12 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "are resolved.",
         "zh": "与目标分支存在合并冲突（GitHub：`dirty`）：解决之前无法合并。",
     },
+    "neighbours.base_moved": {
+        "en": "Its base branch has moved {count} commits since this PR's merge base: its CI "
+        "ran against an older base.",
+        "zh": "自本 PR 的合并基点以来，目标分支已前进 {count} 个提交：其 CI 基于较旧的"
+        "目标分支运行。",
+    },
     "neighbours.behind": {
         "en": "Behind its base branch (GitHub: `behind`): it needs the base merged in.",
         "zh": "落后于目标分支（GitHub：`behind`）：需要先合入目标分支的新提交。",

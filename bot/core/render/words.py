@@ -24,6 +24,10 @@ from bot.core.vocabulary import (
     VerdictGrounds,
 )
 
+# A base that moved a few commits rarely changes what the PR's CI proved; vllm's main
+# takes ~50 commits in a busy couple of days, enough that a green run may no longer hold.
+BASE_MOVED_SHOWN = 50
+
 
 def rule_text(text: RuleText, lang: Lang) -> str:
     """A rule's text in `lang`; Chinese falls back to English."""
@@ -231,6 +235,8 @@ def live_texts(live: LiveState, lang: Lang, *, ci_shown: bool) -> list[str]:
         texts.append(t(lang, "neighbours.conflicts"))
     elif live.behind:
         texts.append(t(lang, "neighbours.behind"))
+    if live.base_behind_by is not None and live.base_behind_by >= BASE_MOVED_SHOWN:
+        texts.append(t(lang, "neighbours.base_moved", count=live.base_behind_by))
     if live.ci_failed and not ci_shown:
         texts.append(t(lang, "neighbours.ci_failed"))
     return texts

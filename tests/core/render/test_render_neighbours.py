@@ -18,6 +18,7 @@ from bot.core.render.comment import render_digest
 from bot.core.render.contract import digest_json
 from bot.core.render.escape import WORD_JOINER
 from bot.core.render.neighbours import neighbour_lines
+from bot.core.render.words import BASE_MOVED_SHOWN
 from bot.core.vocabulary import Lang
 from tests.golden_files import assert_golden
 
@@ -40,7 +41,7 @@ FOUND = Neighbours(
                   shared=("tests/test_rope.py",), shared_count=1, author="dave"),
     ),
     dependencies=(Dependency(number=150, cue="depends-on", state="open"),),
-    live=LiveState(mergeable_state="dirty", conflicts=True, ci_failed=True),
+    live=LiveState(mergeable_state="dirty", conflicts=True, ci_failed=True, base_behind_by=230),
     compared=40,
 )
 
@@ -82,6 +83,20 @@ def test_a_failed_build_is_said_once_when_the_ci_section_says_it() -> None:
     assert any("CI build on its head failed" in line for line in neighbour_lines(_digest("en")))
 
 
+@pytest.mark.parametrize(("behind_by", "shown"), [
+    (None, False), (0, False), (BASE_MOVED_SHOWN - 1, False), (BASE_MOVED_SHOWN, True)])
+def test_the_base_moved_is_said_from_the_threshold(behind_by: int | None, shown: bool) -> None:
+    found = Neighbours(live=LiveState(mergeable_state="clean", base_behind_by=behind_by))
+    said: tuple[tuple[Lang, str], ...] = (("en", "commits since this PR's merge base"),
+                                          ("zh", "合并基点"))
+    for lang, words in said:
+        lines = list(neighbour_lines(_digest(lang, neighbours=found)))
+        assert any(words in line and str(behind_by) in line for line in lines) is shown
+        assert len(lines) == int(shown)
+    assert digest_json(_digest("en", neighbours=found), "")["neighbours"]["live"][
+        "base_behind_by"] == behind_by
+
+
 def test_no_open_prs_read_no_section_and_null_json() -> None:
     digest = _digest("en", neighbours=None)
     assert list(neighbour_lines(digest)) == []
@@ -91,7 +106,7 @@ def test_no_open_prs_read_no_section_and_null_json() -> None:
 def test_the_json_carries_the_data_not_words() -> None:
     payload = digest_json(_digest("en"), "")["neighbours"]
     assert payload["live"] == {"mergeable_state": "dirty", "conflicts": True, "behind": False,
-                               "ci_failed": True}
+                               "ci_failed": True, "base_behind_by": 230}
     assert payload["dependencies"] == [{"number": 150, "cue": "depends-on", "state": "open"}]
     assert [(n["number"], n["relation"], n["reason"]) for n in payload["neighbours"]] == [
         (201, "competes", "same-issue"), (202, "overlaps", "same-function"),
