@@ -120,7 +120,7 @@ from functools import cached_property, lru_cache
 
 import yaml
 
-from bot.core.repo_config.step_tests import PytestRun, pytest_runs
+from bot.core.repo_config.step_tests import PytestRun, path_and_folders, pytest_runs
 from bot.core.rules.patterns import LinePattern, PatternError
 from bot.core.rules.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, YamlProblem, line_of
 
@@ -877,16 +877,6 @@ def is_docs_only(paths: Sequence[str]) -> bool:
     )
 
 
-def _keys(path: str) -> list[str]:
-    """The path and each of its directories: what a dependency must equal to match it."""
-    keys = [path]
-    cut = path.rfind("/")
-    while cut > 0:
-        keys.append(path[:cut])
-        cut = path.rfind("/", 0, cut)
-    return keys
-
-
 def _under(path: str, entry: str) -> bool:
     name = entry.rstrip("/")
     return bool(name) and (path == name or path.startswith(name + "/"))
@@ -925,7 +915,7 @@ def select_steps(pipeline: Pipeline, changed: Sequence[str]) -> CiSelection:
     files_by_key: dict[str, list[str]] = {}
     for path in paths:
         back = 0
-        for key in _keys(path):
+        for key in path_and_folders(path):
             if key in includes:
                 files_by_key.setdefault(key, []).append(path)
             back |= exclude_bits.get(key, 0)
@@ -1095,4 +1085,4 @@ def _covered(path: str, narrow_bits: Mapping[str, int], taken_back: int) -> bool
     """Whether any step, of any kind, names `path` through a narrow entry that no `!`
     entry of the same step takes back: a step reached through broad `tests/` may run a
     single other file, so that is no evidence the new test runs."""
-    return any(narrow_bits.get(key, 0) & ~taken_back for key in _keys(path))
+    return any(narrow_bits.get(key, 0) & ~taken_back for key in path_and_folders(path))

@@ -111,8 +111,8 @@ def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder + "/")
 
 
-def _self_and_folders(path: str) -> list[str]:
-    """`a/b/c` -> [`a/b/c`, `a/b`, `a`]."""
+def path_and_folders(path: str) -> list[str]:
+    """`a/b/c` -> [`a/b/c`, `a/b`, `a`]: what a dependency must equal to match the path."""
     keys = [path]
     cut = path.rfind("/")
     while cut > 0:
@@ -149,7 +149,7 @@ class ChangedTests:
         self._under: dict[str, list[tuple[str, str | None]]] = {}
         for test, added_text in tests:
             rel = test.removeprefix("tests/")
-            for key in _self_and_folders(rel):
+            for key in path_and_folders(rel):
                 self._under.setdefault(key, []).append((rel, added_text))
         # a package folder's test folder (`v1/spec_decode`) and the test files of its
         # modules; a top-level package (`v1`, `entrypoints`) counts only as a whole, as
@@ -208,6 +208,6 @@ class ChangedTests:
                 norm = _norm(path)
                 if norm in self._files or norm in self._folders or any(
                         key in self._folders and "/" in key
-                        for key in _self_and_folders(norm)[1:]):
+                        for key in path_and_folders(norm)[1:]):
                     return True
         return False
