@@ -104,7 +104,10 @@ def test_the_rules_digest_comes_first_and_the_written_one_is_an_edit_of_it(
     wait_until(lambda: len(state.bot_comments(REPO, 21, BOT)) == 1, 15, message="a digest")
     first = state.comments_on(REPO, 21)[0]
     assert SUMMARY not in first.body  # the rules' digest, before any model answered
-    wait_until(lambda: SUMMARY in served.comment(21), 15, message="the written digest")
+    # Under load a first run may read the PR's files only in part (degraded, refilled
+    # later): the point naming a file is verified only once the packet holds that file.
+    wait_until(lambda: SUMMARY in served.comment(21) and f"Start with `{PATH}`"
+               in served.comment(21), 30, message="the written digest")
     written = state.comments_on(REPO, 21)
     assert [c.id for c in written] == [first.id]  # the same comment, edited in place
     paths = [(c.method, c.path) for c in list(state.calls)]
@@ -170,7 +173,8 @@ def test_what_the_model_echoes_from_an_injected_body_is_not_live(served: Served)
     served.open(25, body=body)
     wait_until(lambda: len(served.state.bot_comments(REPO, 25, BOT)) == 1, 15,
                message="a digest")
-    wait_until(lambda: "Reviewer bot" in served.comment(25), 15, message="the written digest")
+    wait_until(lambda: served.comment(25).count("Reviewer bot") >= 2, 30,
+               message="the written digest (summary and point)")
     shown = [line for line in served.comment(25).split("\n") if "Reviewer bot" in line]
     assert len(shown) >= 2  # the summary and the point, both kept
     assert all(live_markup(line) == [] for line in shown), shown
