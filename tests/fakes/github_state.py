@@ -15,7 +15,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -278,7 +278,10 @@ class FakeGitHubState:
             repo=repo, number=number, title=title, body=body, author=author,
             author_type=author_type, labels=list(labels), base=base,
             head_sha=head_sha or f"{number:040x}", draft=draft, state=state, merged=False,
-            files=[f if isinstance(f, FakeFile) else FakeFile(f) for f in files],
+            # A copy of each file: a test that edits its PR's files must not edit the
+            # module-level lists other tests share (a renamed COMPILE_FILES entry once
+            # reached a later test in the same worker).
+            files=[replace(f) if isinstance(f, FakeFile) else FakeFile(f) for f in files],
             created_at=now, updated_at=updated_at or now,
             requested_users=list(requested_users), requested_teams=list(requested_teams),
         )
