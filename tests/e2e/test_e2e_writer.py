@@ -104,8 +104,8 @@ def test_the_rules_digest_comes_first_and_the_written_one_is_an_edit_of_it(
     wait_until(lambda: len(state.bot_comments(REPO, 21, BOT)) == 1, 15, message="a digest")
     first = state.comments_on(REPO, 21)[0]
     assert SUMMARY not in first.body  # the rules' digest, before any model answered
-    # Under load a first run may read the PR's files only in part (degraded, refilled
-    # later): the point naming a file is verified only once the packet holds that file.
+    # The summary and the point land in one edit; wait for both, so a dropped point
+    # fails here with the comment in view.
     wait_until(lambda: SUMMARY in served.comment(21) and f"Start with `{PATH}`"
                in served.comment(21), 30, message="the written digest")
     written = state.comments_on(REPO, 21)
