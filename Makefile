@@ -20,9 +20,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/mypy
 
-# Every test, one worker per core. CI runs exactly this.
+# Every test, one worker per core; then, alone, the few that assert wall-clock bounds
+# (a 300 ms stall bound means nothing while other tests' workers share two cores).
+# CI runs exactly this.
 test: lint
-	$(BIN)/python -m pytest -n auto --dist worksteal
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not timing"
+	$(BIN)/python -m pytest -m timing
 
 # The inner loop: no process-starting end-to-end tests, no long property tests.
 test-fast: $(STAMP)

@@ -55,6 +55,7 @@ from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
 from bot.observe.metrics import CALL_ERROR, Metrics, note_github_call
 from bot.settings.model import Settings
+from bot.tls import client_context
 
 # Refresh this long before `expires_at` so a token never expires mid-job.
 TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
@@ -131,6 +132,7 @@ class GitHubSessionFactory:
         self._bot_login_pending: concurrent.futures.Future[str] | None = None
         self._bot_login_lock = threading.Lock()
         self._base_path = httpx.URL(settings.github_api_url).path or "/"
+        self._tls = client_context()  # loaded here, at start-up, not in a job (bot/tls.py)
 
     # --- clients -----------------------------------------------------------
 
@@ -156,6 +158,7 @@ class GitHubSessionFactory:
             auto_retry=self._retry,
             async_event_hooks={"request": [on_request], "response": [on_response]},
             throttler=_FailureCountingThrottler(self._record_failure),
+            ssl_verify=self._tls,
         )
 
     def _endpoint(self, request: httpx.Request) -> str:

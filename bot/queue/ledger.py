@@ -130,8 +130,17 @@ class LedgerStore(Protocol):
 
 
 class Ledger:
-    def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time) -> None:
-        self._writer = SqliteWriter(str(path), _SCHEMA)
+    def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time,
+                 writer: SqliteWriter | None = None) -> None:
+        """`writer`: the connection of the job store on the same file. One connection
+        per file: with two, a webhook's ack waited in SQLite's busy handler (sleeps of
+        up to 100 ms) while a job's ledger transaction held the write lock; on one they
+        queue on a lock that wakes the next at once."""
+        if writer is None:
+            self._writer = SqliteWriter(str(path), _SCHEMA)
+        else:
+            writer.add_schema(_SCHEMA)
+            self._writer = writer
         self._clock = clock
 
     @property
@@ -283,7 +292,7 @@ class Ledger:
                     " ORDER BY number", (repo, *chunk)))
             return records
 
-        return await self._writer.run(read)
+        return await self._writer.read(read)
 
 
 def _sharing(conn: sqlite3.Connection, repo: str, keys: list[str], limit: int) -> list[int]:

@@ -60,6 +60,10 @@ class SqliteWriter:
         self._pending: dict[asyncio.AbstractEventLoop, list[_Op[Any]]] = {}
         self._conn = _open(path, schema, busy_timeout_ms, upgrade)
         self._lock = threading.Lock()
+        self._path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._read_conn: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
         self._closed = False
         self._stop_checkpoints = threading.Event()
         self._checkpointer: threading.Thread | None = None
@@ -70,6 +74,45 @@ class SqliteWriter:
                 target=self._checkpoint_forever, args=(path,), name="sqlite-checkpoint",
                 daemon=True)
             self._checkpointer.start()
+
+    async def read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        """`fn` on a connection of its own, in a worker thread, inside one read
+        transaction (a snapshot: WAL lets it read while a write commits). For reads
+        that can be long (every open PR sharing a file): under `run` they held the
+        write lock, and a webhook's ack waited behind them. `fn` must not write."""
+        if self._closed:
+            raise StoreUnavailable("store is closed")
+        if self._path == ":memory:":  # a second connection would see another database
+            return await self.run(fn)
+        return await asyncio.to_thread(self._read, fn)
+
+    def _read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        with self._read_lock:
+            if self._closed:
+                raise StoreUnavailable("store is closed")
+            try:
+                if self._read_conn is None:
+                    conn = sqlite3.connect(self._path, isolation_level=None,
+                                           check_same_thread=False)
+                    conn.row_factory = sqlite3.Row
+                    conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
+                    self._read_conn = conn
+                conn = self._read_conn
+                conn.execute("BEGIN")
+                try:
+                    return fn(conn)
+                finally:
+                    conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"sqlite: {exc}") from None
+
+    def add_schema(self, schema: str) -> None:
+        """Create another store's tables (idempotent DDL) on this connection."""
+        with self._lock:
+            try:
+                self._conn.executescript(schema)
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"sqlite: {exc}") from None
 
     async def run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run `fn` at the end of this loop tick; returns once its transaction has
@@ -112,6 +155,9 @@ class SqliteWriter:
                 self._checkpointer.join(timeout=10)
             with self._lock:
                 self._conn.close()
+            with self._read_lock:
+                if self._read_conn is not None:
+                    self._read_conn.close()
 
     def _run_pending(self, loop: asyncio.AbstractEventLoop) -> None:
         ops = self._pending.pop(loop, None)

@@ -347,6 +347,11 @@ class SqliteJobStore:
                    max_attempts=settings.max_attempts, lease_seconds=settings.lease_seconds,
                    backoff_base_seconds=settings.backoff_base_seconds)
 
+    @property
+    def writer(self) -> SqliteWriter:
+        """The file's one connection, shared with the ledger (bot/queue/ledger.py)."""
+        return self._writer
+
     def close(self) -> None:
         self._writer.close()
 

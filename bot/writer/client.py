@@ -18,6 +18,7 @@ from bot.core.writer.packet import Packet
 from bot.core.writer.request import WriterRequest
 from bot.core.writer.result import Tokens, WriterResult, WriterStatus
 from bot.core.writer.verify import verify
+from bot.tls import client_context
 
 # vLLM without --api-key takes any key; the client library insists on one.
 NO_KEY = "unused"
@@ -41,7 +42,9 @@ async def write(endpoint: Endpoint, request: WriterRequest, packet: Packet) -> W
     """The verified reply to `request`, or a failure status, within `endpoint.timeout`."""
     started = time.monotonic()
     client = openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or NO_KEY,
-                                timeout=endpoint.timeout, max_retries=0)
+                                timeout=endpoint.timeout, max_retries=0,
+                                http_client=openai.DefaultAsyncHttpxClient(
+                                    timeout=endpoint.timeout, verify=client_context()))
     try:
         async with asyncio.timeout(endpoint.timeout):
             raw, tokens = await _complete(client, request)

@@ -9,7 +9,7 @@ import pytest
 
 from bench.bench_replay import build_day, naive_runs, run_once
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 
 def test_a_small_replayed_day_ends_with_one_current_digest_per_pr(tmp_path: Path) -> None:

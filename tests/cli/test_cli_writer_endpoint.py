@@ -5,6 +5,7 @@ failing, slow or malformed endpoints give today's digest within the timeout, exi
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from bot.cli.main import main
+from bot.tls import client_context
 from tests.fakes.openai_http import FakeOpenAIServer, Reply
 from tests.markdown_safety import live_markup
 
@@ -129,3 +131,25 @@ def test_zh_asks_for_chinese_and_shows_it(capsys: pytest.CaptureFixture[str]) ->
     assert "Simplified Chinese" in server.requests[0]["messages"][1]["content"]
     assert f"先读 `{path}`" in data["markdown"]
     assert "这个改动很小。" in data["markdown"]
+
+
+def test_each_ask_reuses_the_process_tls_context(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new OpenAI client per job used to load the CA bundle again (~50 ms holding the
+    # GIL, while the service's webhook acks waited); the process loads it once.
+    client_context()
+    loads: list[object] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    path = _first_path()
+    good = {"text": f"Start with `{path}`: it holds the change.", "cites": [path]}
+    with FakeOpenAIServer([Reply(content=_reply([good]))]) as url:
+        for _ in range(2):
+            assert _run(capsys, url)["writer"]["status"] == "ok"
+    assert loads == []

@@ -15,7 +15,7 @@ from bench.bench_index_ack import HEAD, measure, tree_tarball
 from tests.fakes.github_http import FakeGitHubServer
 from tests.service_harness import REPO, ServiceProcess, e2e_state
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 
 def test_acks_stay_fast_while_the_index_builds(tmp_path: Path) -> None:

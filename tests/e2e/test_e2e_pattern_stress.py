@@ -32,7 +32,7 @@ from tests.service_harness import (
 )
 from tests.signing import signed_headers
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 STRESSED_PR = 8200
 FIRST_OTHER_PR = 8201

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import ssl
 import time
 import traceback
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import httpx
 import pytest
 
 from bot.github.pacing import WritePacer
@@ -58,6 +61,29 @@ async def test_token_minted_once_for_concurrent_jobs(state: FakeGitHubState, url
     assert state.count("POST", TOKENS) == 1
     assert len(state.tokens) == 1
     assert state.count("GET", PULL) == 10
+
+
+async def test_jobs_load_no_tls_certificates(
+    state: FakeGitHubState, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # httpx loads the CA bundle into a new SSL context per client, holding the GIL
+    # ~50 ms each time: several per job, and the webhook acks waited behind them. The
+    # factory loads it once, when built at start-up; jobs' clients reuse it.
+    factory = make_factory(url)
+    loads: list[object] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    for _ in range(3):
+        async with factory.for_installation(1) as gh:
+            assert (await gh.get_pull(REPO, 1)).number == 1
+    assert loads == []
+    httpx.create_ssl_context()  # what each client did before: the counter sees it
+    assert len(loads) == 1
 
 
 async def test_token_is_minted_again_near_expiry(state: FakeGitHubState, url: str) -> None:

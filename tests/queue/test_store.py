@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from bot.queue.ledger import Ledger
 from bot.queue.sqlite_writer import RerunOp, SqliteWriter
 from bot.queue.store import Delivery, NewJob, SqliteJobStore, StoreUnavailable, command_key, pr_key
 from tests.queue.store_backends import AnyStore, Clock, OpenStore, Query
@@ -471,3 +473,54 @@ async def test_a_rerun_call_is_undone_and_run_again_even_beside_a_failing_one(
         assert rows == ["careful", "plain"]
     finally:
         writer.close()
+
+
+async def test_a_read_holds_no_write_lock_and_reads_a_snapshot(tmp_path: Path) -> None:
+    # A long read (every open PR sharing a file) used to hold the write lock, and a
+    # webhook's ack waited behind it. Now a write commits while a read is still open,
+    # and the open read keeps the snapshot it began with.
+    writer = SqliteWriter(str(tmp_path / "w.db"), "CREATE TABLE t (v TEXT);")
+    reading = threading.Event()
+    may_finish = threading.Event()
+
+    def slow_read(conn: sqlite3.Connection) -> list[str]:
+        first = [r[0] for r in conn.execute("SELECT v FROM t")]
+        reading.set()
+        assert may_finish.wait(10)
+        return first + [r[0] for r in conn.execute("SELECT v FROM t")]
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO t VALUES ('written')")
+
+    try:
+        await writer.run(lambda conn: conn.execute("INSERT INTO t VALUES ('before')"))
+        read = asyncio.create_task(writer.read(slow_read))
+        assert await asyncio.to_thread(reading.wait, 10)
+        await asyncio.wait_for(writer.run(write), 5)  # not behind the open read
+        may_finish.set()
+        assert await read == ["before", "before"]
+        assert await writer.read(lambda conn: [r[0] for r in conn.execute(
+            "SELECT v FROM t ORDER BY v")]) == ["before", "written"]
+    finally:
+        may_finish.set()
+        writer.close()
+    with pytest.raises(StoreUnavailable):
+        await writer.read(lambda conn: None)
+
+
+async def test_the_ledger_and_the_job_store_share_one_connection(tmp_path: Path) -> None:
+    # Two connections on one file meant SQLite's busy handler (sleeps up to 100 ms)
+    # between a job's ledger write and a webhook's ack.
+    path = tmp_path / "digest.db"
+    store = SqliteJobStore(path)
+    ledger = Ledger(path, writer=store.writer)
+    try:
+        assert ledger.writer is store.writer
+        await ledger.record_converged(REPO, 7, 1, "f1", open_head="abc")
+        assert await ledger.fingerprints(REPO) == {7: "f1"}
+        accepted = await store.accept_delivery(
+            Delivery(delivery_id="d1", event="pull_request", action="opened"), pr_job())
+        assert accepted.job_id > 0
+    finally:
+        ledger.close()
+        store.close()  # closing the shared connection twice is harmless

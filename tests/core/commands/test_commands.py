@@ -130,6 +130,7 @@ def _seconds(body: str) -> float:
     ],
     ids=["commands", "unclosed-inline", "backtick-runs", "quotes", "comments", "fences"],
 )
+@pytest.mark.timing
 def test_one_megabyte_body_is_linear(unit: str, finds_tail: bool) -> None:
     tail = "\n/digest zh"
     small = unit * (100_000 // len(unit)) + tail
@@ -143,6 +144,7 @@ def test_one_megabyte_body_is_linear(unit: str, finds_tail: bool) -> None:
     assert any(c.name == "zh" for c in parse_commands(big)) is finds_tail
 
 
+@pytest.mark.timing
 def test_pathological_backticks_are_linear() -> None:
     body = "".join("`" * n + " " for n in range(1, 1400))  # ~1 MB, every run length distinct
     assert len(body) > 900_000
