@@ -53,9 +53,9 @@ from bot.github.fence import check_before_send
 from bot.github.pacing import WritePacer
 from bot.github.protocol import BadCredentials, GitHubError
 from bot.github.retry import RetryPolicy, template_path
+from bot.net.tls import client_context
 from bot.observe.metrics import CALL_ERROR, Metrics, note_github_call
 from bot.settings.model import Settings
-from bot.tls import client_context
 
 # Refresh this long before `expires_at` so a token never expires mid-job.
 TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
@@ -132,7 +132,7 @@ class GitHubSessionFactory:
         self._bot_login_pending: concurrent.futures.Future[str] | None = None
         self._bot_login_lock = threading.Lock()
         self._base_path = httpx.URL(settings.github_api_url).path or "/"
-        self._tls = client_context()  # loaded here, at start-up, not in a job (bot/tls.py)
+        self._tls = client_context()  # loaded here, at start-up, not in a job (bot/net/tls.py)
 
     # --- clients -----------------------------------------------------------
 

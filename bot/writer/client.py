@@ -18,7 +18,7 @@ from bot.core.writer.packet import Packet
 from bot.core.writer.request import WriterRequest
 from bot.core.writer.result import Tokens, WriterResult, WriterStatus
 from bot.core.writer.verify import verify
-from bot.tls import client_context
+from bot.net.tls import client_context
 
 # vLLM without --api-key takes any key; the client library insists on one.
 NO_KEY = "unused"

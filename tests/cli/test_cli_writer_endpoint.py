@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.cli.main import main
-from bot.tls import client_context
+from bot.net.tls import client_context
 from tests.fakes.openai_http import FakeOpenAIServer, Reply
 from tests.markdown_safety import live_markup
 

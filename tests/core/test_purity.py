@@ -92,14 +92,16 @@ MAY_IMPORT: dict[str, set[str]] = {
     "bot.handlers": {"bot.core", "bot.github", "bot.observe", "bot.queue", "bot.repo_index",
                      "bot.settings", "bot.writer"},
     # The writer's client (issue 41): the OpenAI-compatible endpoint, nothing of GitHub.
-    "bot.writer": {"bot.core", "bot.observe", "bot.settings"},
+    "bot.writer": {"bot.core", "bot.net", "bot.observe", "bot.settings"},
     "bot.repo_index": {"bot.core", "bot.github"},
     "bot.intake": {"bot.observe", "bot.queue", "bot.settings"},
     "bot.queue": {"bot.db", "bot.github", "bot.observe", "bot.settings"},
     "bot.db": set(),
-    "bot.github": {"bot.core", "bot.observe", "bot.settings"},
+    "bot.github": {"bot.core", "bot.net", "bot.observe", "bot.settings"},
     "bot.rulebook": {"bot.core"},
     "bot.observe": set(),
+    # One TLS context for every outbound client (loaded once, at start-up).
+    "bot.net": set(),
     "bot.settings": set(),
     "bot.core": set(),
 }

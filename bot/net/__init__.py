@@ -1,0 +1,1 @@
+"""What every outbound HTTP client of the process shares (GitHub's and the writer's)."""
