@@ -34,7 +34,7 @@ from tests.service_harness import (
 from tests.signing import signed_headers
 from tests.view_env import add_sample_pulls, view_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 PRS = 800
 PAGE = f"/view/{REPO}"
