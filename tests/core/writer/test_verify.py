@@ -267,3 +267,12 @@ def test_a_risk_only_set_aside_as_not_needed_stays_in_sight() -> None:
     assert "**Risk checklist**" in written
     visible = written.split("**Risk checklist**")[1].split("<details>", 1)[0]
     assert "**missing-test-results**" in visible
+
+
+def test_a_chinese_gap_restating_a_point_is_a_repeat_too() -> None:
+    point = {"text": "`scale` 现在把补齐的行计算两次，请确认调用方只计算一次。", "cites": [SCALER]}
+    again = {"text": "请确认调用方只计算一次：`scale` 现在把补齐的行计算两次。", "cites": [SCALER]}
+    other = {"text": "没有基准测试说明加倍系数对大批量的代价。", "cites": [SCALER]}
+    result = verify(_packet("zh"), _reply(point, gaps=[again, other]), lang="zh")
+    assert [d.reason for d in result.dropped] == ["repeat"]
+    assert [i.text for i in result.section("gaps")] == [other["text"]]
