@@ -41,7 +41,12 @@ from bot.core.render.sections import (
 from bot.core.render.specific import check_lines, link_lines
 from bot.core.render.unavailable import unavailable_lines
 from bot.core.render.words import verdict_reason
-from bot.core.render.written import summary_line, written_by_line, written_check_lines
+from bot.core.render.written import (
+    said_risks,
+    summary_line,
+    written_by_line,
+    written_check_lines,
+)
 from bot.core.vocabulary import Lang
 from bot.core.writer.result import WriterResult
 
@@ -194,13 +199,14 @@ def _parts(
 ) -> list[tuple[str, Iterator[str]]]:
     lang = digest.lang
     reading = written_check_lines(written, lang) if written else check_lines(digest)
+    said = said_risks(written)
     return [
         ("head", _head(digest, written)),
         ("who", titled("who", lang, who_lines(digest))),
         ("check", titled("check", lang, chain(
             reading, ci_lines(digest), unavailable_lines(digest, "repo_config"),
             unavailable_lines(digest, "ci")))),
-        ("risks", titled("risks", lang, risk_lines(digest, ticked, d))),
+        ("risks", titled("risks", lang, risk_lines(digest, ticked, d, said))),
         ("conversation", titled("conversation", lang, chain(
             unavailable_lines(digest, "conversation"), conversation_lines(digest)))),
         ("start", titled("start", lang, start_lines(digest, d))),
@@ -210,7 +216,7 @@ def _parts(
             unavailable_lines(digest, "linked"), link_lines(digest)))),
         ("neighbours", titled("neighbours", lang, neighbour_lines(digest))),
         ("routing", titled("routing", lang, routing_lines(digest))),
-        ("checklist", area_checklist_lines(digest, ticked, d)),
+        ("checklist", area_checklist_lines(digest, ticked, d, said)),
         ("ci", ci_detail_lines(digest)),
         ("trace", trace_lines(digest, d)),
         ("notes", titled("notes", lang, note_lines(digest, d))),

@@ -180,8 +180,11 @@ class _Item:
     tail: str
 
 
-def _checklist_items(digest: Digest, d: Detail) -> tuple[list[_Item], list[_Item]]:
-    """(visible risk items, collapsed risk items); each id once."""
+def _checklist_items(
+    digest: Digest, d: Detail, demoted: frozenset[str] = frozenset()
+) -> tuple[list[_Item], list[_Item]]:
+    """(visible risk items, collapsed risk items); each id once. `demoted`: risk ids a
+    visible written line already says (bot/core/render/written.py), collapsed."""
     lang = digest.lang
     seen: set[str] = set()
     visible: list[_Item] = []
@@ -195,21 +198,26 @@ def _checklist_items(digest: Digest, d: Detail) -> tuple[list[_Item], list[_Item
         text = f"{t(lang, f'render.severity.{risk.severity}')} {sanitize_trusted(worded, 300)}"
         evidence = _limited(risk_evidence(risk, lang), _evidence_code, d.evidence_max, d, lang)
         item = _Item(ident, text, evidence)
-        if risk.severity != "low" and len(visible) < MAX_VISIBLE_RISKS:
+        if risk.severity != "low" and risk.id not in demoted \
+                and len(visible) < MAX_VISIBLE_RISKS:
             visible.append(item)
         else:
             collapsed.append(item)
     return visible, collapsed
 
 
-def risk_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
-    visible, _ = _checklist_items(digest, d)
+def risk_lines(
+    digest: Digest, ticked: frozenset[str], d: Detail, demoted: frozenset[str] = frozenset()
+) -> Iterator[str]:
+    visible, _ = _checklist_items(digest, d, demoted)
     yield from (_item_line(i.ident, ticked, i.text, i.tail) for i in visible)
 
 
-def area_checklist_lines(digest: Digest, ticked: frozenset[str], d: Detail) -> Iterator[str]:
+def area_checklist_lines(
+    digest: Digest, ticked: frozenset[str], d: Detail, demoted: frozenset[str] = frozenset()
+) -> Iterator[str]:
     """The collapsed risks: same item lines as the visible ones, so ticks survive."""
-    _, collapsed = _checklist_items(digest, d)
+    _, collapsed = _checklist_items(digest, d, demoted)
     if not collapsed:
         return
     summary = sanitize_trusted(_count(digest.lang, "render.area_checklist", len(collapsed)))

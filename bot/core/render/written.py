@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from bot.core.render.escape import escape_code, escape_text, sanitize_trusted
 from bot.core.render.i18n import t
 from bot.core.vocabulary import Lang
-from bot.core.writer.result import WriterResult
+from bot.core.writer.result import Section, WriterResult
 
 MAX_ITEM_CHARS = 600
 _SPAN = re.compile(r"(`+)([^`]+)\1")
@@ -56,6 +56,25 @@ def written_check_lines(result: WriterResult, lang: Lang) -> Iterator[str]:
         label = sanitize_trusted(t(lang, f"render.written.{key}"))
         for item in result.section(section):  # type: ignore[arg-type]
             yield f"- {label} {written_text(item.text)}"
+
+
+# Sections whose lines stand in "What to check" as a risk's own claim; `not_needed` may
+# cite a risk only to set it aside, and the risk must then stay in sight.
+_SAYING: tuple[Section, ...] = ("points", "gaps")
+_RISK_CITE = "risk."
+
+
+def said_risks(result: WriterResult | None) -> frozenset[str]:
+    """The risk ids a shown point or gap cites: its line says that risk, in this PR's
+    terms, so the rules' generic line of it is collapsed rather than shown twice (judged
+    "repeat" when both stood visible). From the cites the verifier kept, never from
+    similar words."""
+    if result is None or not result.written:
+        return frozenset()
+    return frozenset(
+        cite.strip().strip("`[]").removeprefix(_RISK_CITE)
+        for section in _SAYING for item in result.section(section)
+        for cite in item.cites if cite.strip().strip("`[]").startswith(_RISK_CITE))
 
 
 def written_by_line(result: WriterResult, lang: Lang) -> str:

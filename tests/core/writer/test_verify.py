@@ -212,3 +212,67 @@ def test_unchanged_said_of_another_clause_is_no_contradiction() -> None:
     result = verify(_packet(), _reply(other, same))
     assert [item.text for item in result.section("points")] == [other["text"]]
     assert [d.reason for d in result.dropped] == ["contradicts-change"]
+
+
+SCALER = "vllm/v1/spec_decode/scaler.py"
+RESULTS_GAP = {"text": "No test results show the padded rows counted after the change.",
+               "cites": ["risk.missing-test-results", SCALER]}
+
+
+def test_a_gap_restating_a_point_on_the_same_facts_is_dropped_as_a_repeat() -> None:
+    point = {"text": "Padded rows are now counted twice by `scale`: check the padded "
+             "rows reach callers counted once.", "cites": [f"{SCALER}:11"]}
+    again = {"text": "Check that callers see padded rows counted once now that `scale` "
+             "counts padded rows twice.", "cites": [SCALER]}
+    follow_up = {"text": "No benchmark shows what doubling the factor costs large batches.",
+                 "cites": [SCALER]}
+    elsewhere = {"text": "Check that callers see padded rows counted once now that "
+                 "`scale` counts padded rows twice.", "cites": ["verdict"]}
+    result = verify(_packet(), _reply(point, gaps=[again, follow_up, elsewhere]))
+    assert [i.text for i in result.section("gaps")] == [follow_up["text"], elsewhere["text"]]
+    assert [(d.section, d.reason) for d in result.dropped] == [("gaps", "repeat")]
+    assert result.dropped[0].detail == point["text"][:200]
+    assert result.status == "partial"
+
+
+def test_what_need_not_be_rechecked_is_not_a_repeat_of_a_point_sharing_its_words() -> None:
+    point = {"text": "`Scaler.scale` changes the padded rows factor for every caller.",
+             "cites": [SCALER]}
+    unchanged = {"text": "Callers passing their own factor keep the padded rows factor "
+                 "unchanged for every caller.", "cites": [SCALER]}
+    result = verify(_packet(), _reply(point, not_needed=[unchanged]))
+    assert result.dropped == ()
+    assert len(result.section("not_needed")) == 1
+
+
+def test_a_risk_a_written_gap_cites_is_collapsed_not_shown_twice() -> None:
+    digest = build_digest(FACTS, RULES, "en")
+    plain = render_digest(digest, written=verify(_packet(), _reply(GOOD)))
+    risks = plain.split("**Risk checklist**")[1].split("<details>", 1)[0]
+    assert "**missing-test-results**" in risks
+
+    written = render_digest(digest, written=verify(_packet(), _reply(GOOD, gaps=[RESULTS_GAP])))
+    assert "- Gap: No test results show the padded rows" in written
+    assert "**Risk checklist**" not in written  # its one visible risk is the gap's
+    more = written.split("<summary>More risks (2 items)</summary>", 1)[1].split("</details>")[0]
+    assert "**missing-test-results**" in more
+    assert "**missing-tests**" in more
+
+
+def test_a_risk_only_set_aside_as_not_needed_stays_in_sight() -> None:
+    digest = build_digest(FACTS, RULES, "en")
+    aside = {"text": "The padded rows need no test results beyond the reproduction.",
+             "cites": ["risk.missing-test-results"]}
+    written = render_digest(digest, written=verify(_packet(), _reply(GOOD, not_needed=[aside])))
+    assert "**Risk checklist**" in written
+    visible = written.split("**Risk checklist**")[1].split("<details>", 1)[0]
+    assert "**missing-test-results**" in visible
+
+
+def test_a_chinese_gap_restating_a_point_is_a_repeat_too() -> None:
+    point = {"text": "`scale` 现在把补齐的行计算两次，请确认调用方只计算一次。", "cites": [SCALER]}
+    again = {"text": "请确认调用方只计算一次：`scale` 现在把补齐的行计算两次。", "cites": [SCALER]}
+    other = {"text": "没有基准测试说明加倍系数对大批量的代价。", "cites": [SCALER]}
+    result = verify(_packet("zh"), _reply(point, gaps=[again, other]), lang="zh")
+    assert [d.reason for d in result.dropped] == ["repeat"]
+    assert [i.text for i in result.section("gaps")] == [other["text"]]
