@@ -23,7 +23,7 @@ from bot.core.repo_config.pipeline import (
     select_steps,
 )
 from bot.core.repo_config.platform_code import change_platform
-from bot.core.repo_config.step_tests import ChangedTests
+from bot.core.repo_config.step_tests import ChangedTests, file_marks
 from bot.core.rules.added import added_lines
 
 TEST_AREAS_DIR = ".buildkite/test_areas/"
@@ -66,18 +66,28 @@ def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLa
     )
 
 
+def _shown_lines(patch: str) -> str:
+    """The new file's lines a patch shows: added and context lines."""
+    return "\n".join(line[1:] for line in patch.splitlines() if line[:1] in ("+", " "))
+
+
 def _changed_tests(facts: PullRequestFacts) -> ChangedTests:
-    """The PR's test files (an added one with its whole text) and package modules."""
+    """The PR's test files (an added one with its whole text), those whose shown tests
+    all need CUDA, and its package modules."""
+    files = [f for f in facts.files
+             if is_test_file(f.filename) and f.status != "removed"][:MAX_CHECKED]
     tests = [(f.filename, "\n".join(added_lines(f.patch))
-              if f.status == "added" and f.patch is not None else None)
-             for f in facts.files if is_test_file(f.filename) and f.status != "removed"]
+              if f.status == "added" and f.patch is not None else None) for f in files]
+    gpu_only = [f.filename for f in files
+                if f.patch is not None and file_marks(_shown_lines(f.patch)).gpu_only()]
     modules = [f.filename for f in facts.files if f.filename.startswith("vllm/")]
-    return ChangedTests(tests[:MAX_CHECKED], modules[:MAX_CHECKED])
+    return ChangedTests(tests, modules[:MAX_CHECKED], gpu_only)
 
 
 def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str) -> CiStepRef:
     step = match.step
-    distance = change.distance(step.test_runs)
+    # a CPU step skips a test that needs CUDA
+    distance = change.distance(step.test_runs, gpu=step.gpus > 0)
     return CiStepRef(label=step.label, key=step.key, file=step.file, device=step.device,
                      gpus=step.gpus, nightly=step.nightly, optional=step.optional,
                      matched=match.matched, status=status,

@@ -262,3 +262,53 @@ def test_a_changed_test_a_command_runs_is_not_called_unrun() -> None:
     job = ChangedFile(filename=".buildkite/test_areas/jit.yaml", additions=1,
                       patch="@@ -1 +1 @@\n+x\n")
     assert not [x for x in _lines((other, job), config) if x.startswith("- Not in this")]
+
+
+CPU_AND_GPU = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/models.yaml": (
+        "steps:\n"
+        "- {label: Models CPU, key: models-cpu, device: cpu,"
+        " source_file_dependencies: [tests/models/], commands: ['pytest -v -s models']}\n"
+        "- {label: Models, key: models, device: h200_35gb,"
+        " source_file_dependencies: [tests/models/], commands: ['pytest -v -s models']}\n"
+        "- {label: Extended, key: extended, optional: true, device: h200_35gb,"
+        " source_file_dependencies: [tests/models/],"
+        " commands: [\"pytest -v -s models -m 'not core_model'\"]}\n"),
+}
+CUDA_TEST_PATCH = (
+    "@@ -10,3 +10,5 @@ def setup():\n"
+    " @pytest.mark.skipif(not current_platform.is_cuda(), reason='Requires CUDA')\n"
+    " def test_graph(vllm_runner):\n"
+    "+    assert run(vllm_runner)\n")
+CORE_ONLY_ADDED = ("@@ -0,0 +1,4 @@\n+import pytest\n+\n+@pytest.mark.core_model\n"
+                   "+def test_smoke(vllm_runner): ...\n")
+
+
+def _plan(*files: ChangedFile) -> list[str]:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(CPU_AND_GPU))
+    facts = FACTS.model_copy(update={"files": files})
+    return list(ci_lines(build_digest(facts, RULES, "en", repo_config=config)))
+
+
+def test_a_cpu_step_does_not_lead_for_a_test_that_needs_cuda() -> None:
+    (line,) = [x for x in _plan(ChangedFile(filename="tests/models/test_graph.py",
+                                            additions=1, patch=CUDA_TEST_PATCH))
+               if x.startswith("- CI to run")]
+    assert line.index("Models (h200_35gb)") < line.index("Models CPU")
+    # without the skip, the CPU step runs it as well and leads by its entries' order
+    plain = CUDA_TEST_PATCH.replace("not current_platform.is_cuda()", "False")
+    (line,) = [x for x in _plan(ChangedFile(filename="tests/models/test_graph.py",
+                                            additions=1, patch=plain))
+               if x.startswith("- CI to run")]
+    assert line.index("Models CPU") < line.index("Models (h200_35gb)")
+
+
+def test_an_optional_not_core_model_step_is_not_named_for_an_added_core_model_test() -> None:
+    added = ChangedFile(filename="tests/models/test_new.py", status="added", additions=4,
+                        patch=CORE_ONLY_ADDED)
+    assert not [x for x in _plan(added) if x.startswith("- Not in this PR's build")]
+    extra = CORE_ONLY_ADDED.replace("+@pytest.mark.core_model\n", "")
+    (line,) = [x for x in _plan(added.model_copy(update={"patch": extra}))
+               if x.startswith("- Not in this PR's build")]
+    assert "1 optional step waits for an unblock (Extended)" in line
