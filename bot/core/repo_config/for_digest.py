@@ -7,6 +7,7 @@ without one loads no YAML or pathspec.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from bot.core.facts import HeadStatuses, PullRequestFacts
@@ -84,7 +85,39 @@ def _changed_tests(facts: PullRequestFacts) -> ChangedTests:
     return ChangedTests(tests, modules[:MAX_CHECKED], gpu_only)
 
 
-def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str) -> CiStepRef:
+# Words of a file name that name no feature: a step label carrying one says nothing.
+_GENERIC_WORDS = frozenset({
+    "util", "utils", "common", "base", "core", "config", "init", "main", "model", "layer",
+    "test", "type", "interface", "abstract", "registry", "loader", "kernel", "fused",
+    "backend", "linear", "quant", "worker", "engine", "server", "serving", "protocol",
+    "api", "ops", "gpu", "cpu", "cuda", "rocm", "xpu", "tpu", "amd", "nvidia", "intel",
+    "distributed", "multi", "modal", "large", "small", "unit", "e2e", "basic", "extended",
+    "standard", "entrypoint", "example", "misc", "other", "async", "sync", "quantization",
+    "input", "output", "processor", "client", "request", "schedule", "scheduler",
+    "attention",
+})
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of at least four letters, a plural's `s` dropped."""
+    return {w[:-1] if w.endswith("s") and len(w) > 4 else w
+            for w in _WORD.findall(text.lower()) if len(w) >= 4} - _GENERIC_WORDS
+
+
+def _module_words(facts: PullRequestFacts) -> frozenset[str]:
+    """The feature words of the changed source files' names (`fused_humming_moe.py` ->
+    `humming`): tests and docs name no module."""
+    words: set[str] = set()
+    for f in facts.files[:MAX_CHECKED]:
+        name = f.filename
+        if name.startswith(("vllm/", "csrc/")) and not is_test_file(name):
+            words |= _words(name.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("_", " "))
+    return frozenset(words)
+
+
+def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str,
+         module_words: frozenset[str] = frozenset()) -> CiStepRef:
     step = match.step
     # a CPU step skips a test that needs CUDA
     distance = change.distance(step.test_runs, gpu=step.gpus > 0)
@@ -95,6 +128,8 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
                      runs_changed_tests=distance >= 0,
                      runs_module_tests=distance < 0 and change.runs_module_tests(step.test_runs),
                      test_distance=max(distance, 0),
+                     names_changed_module=bool(module_words & _words(step.label)),
+                     lists_changed_file=any(e in match.files for e in match.matched),
                      pipeline="intel" if step.platform == "intel" else "")
 
 
@@ -125,9 +160,11 @@ def _through(selection: CiSelection) -> tuple[str, ...]:
 
 
 def _refs(pipeline: Pipeline, change: ChangedTests, matches: tuple[StepMatch, ...],
-          status_of: dict[CiStep, str] | None = None) -> tuple[CiStepRef, ...]:
+          status_of: dict[CiStep, str] | None = None,
+          module_words: frozenset[str] = frozenset()) -> tuple[CiStepRef, ...]:
     known = status_of or {}
-    return tuple(_ref(pipeline, change, m, known.get(m.step, "")) for m in matches)
+    return tuple(_ref(pipeline, change, m, known.get(m.step, ""), module_words)
+                 for m in matches)
 
 
 def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
@@ -142,6 +179,7 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
     read = read_head(pipeline.steps, head) if head is not None else None
     status_of = read.status_of if read else None
     change = _changed_tests(facts)
+    words = _module_words(facts)
     platform, platform_files = change_platform(facts.files)
     steps: tuple[CiStep, ...] = pipeline.steps
     without_step = selection.tests_without_step
@@ -151,20 +189,20 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
         intel_uncovered = set(intel_selection.tests_without_step)
         without_step = tuple(p for p in without_step if p in intel_uncovered)
     return CiPlan(
-        steps=_refs(pipeline, change, selection.narrow, status_of),
+        steps=_refs(pipeline, change, selection.narrow, status_of, words),
         broad_count=selection.broad_count,
         broad_through=selection.broad_through,
         run_all=selection.run_all,
         docs_only=selection.docs_only,
-        nightly=_refs(pipeline, change, selection.nightly, status_of),
-        optional=_refs(pipeline, change, selection.optional, status_of),
+        nightly=_refs(pipeline, change, selection.nightly, status_of, words),
+        optional=_refs(pipeline, change, selection.optional, status_of, words),
         tests_without_step=() if _edits_job_files(steps, facts) else _no_command_runs(
             steps, without_step),
         source=source,
         run=read.run if read else None,
         platform=platform,
         platform_files=platform_files,
-        intel_steps=(_refs(intel, change, intel_selection.narrow)
+        intel_steps=(_refs(intel, change, intel_selection.narrow, None, words)
                      if intel_selection is not None and intel is not None else ()),
         intel_broad_count=intel_selection.broad_count if intel_selection is not None else 0,
         intel_broad_through=_through(intel_selection) if intel_selection is not None else (),

@@ -157,7 +157,7 @@ def _reached(*paths: str) -> str:
     config = RepoConfig(source="base", pipeline=parse_pipeline({
         **SHARED,
         ".buildkite/test_areas/sampler.yaml":
-            "steps:\n- {label: Samplers, key: samplers,"
+            "steps:\n- {label: Sampling, key: samplers,"
             " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/],"
             " commands: ['pytest -v -s v1/sample --ignore=v1/sample/test_slow.py']}\n"
             "- {label: Long name nobody shares, key: long,"
@@ -173,9 +173,9 @@ def _reached(*paths: str) -> str:
 
 def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
-    # Samplers' command runs the changed test: first, before the step a longer entry
+    # Sampling's command runs the changed test: first, before the step a longer entry
     # (listed by one step) reaches, whose command runs other tests.
-    assert "`sampler.yaml`: Samplers (GPU), Long name nobody shares (GPU);" in line
+    assert "`sampler.yaml`: Sampling (GPU), Long name nobody shares (GPU);" in line
     # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
     assert "Shared" not in line
     assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
@@ -184,7 +184,7 @@ def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() 
 def test_a_step_whose_command_ignores_the_changed_test_does_not_run_it() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_slow.py")
     # `--ignore` takes the file back: no step runs it, so the entries decide again.
-    assert line.index("Long name nobody shares") < line.index("Samplers")
+    assert line.index("Long name nobody shares") < line.index("Sampling")
 
 
 def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
@@ -312,3 +312,57 @@ def test_an_optional_not_core_model_step_is_not_named_for_an_added_core_model_te
     (line,) = [x for x in _plan(added.model_copy(update={"patch": extra}))
                if x.startswith("- Not in this PR's build")]
     assert "1 optional step waits for an unblock (Extended)" in line
+
+
+NAMED_FOR_IT = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/kernels.yaml": "steps:\n" + "".join(
+        f"- {{label: Kernels {n}, key: k-{n}, source_file_dependencies: [vllm/layers/moe/]}}\n"
+        for n in range(3)),
+    ".buildkite/test_areas/compile.yaml": "steps:\n" + "".join(
+        f"- {{label: Fusion E2E {n}, key: f-{n}, source_file_dependencies: [vllm/compile/]}}\n"
+        for n in range(16)),
+    ".buildkite/test_areas/eval.yaml": (
+        "steps:\n- {label: LM Eval Humming, key: eval-h, optional: true,"
+        " source_file_dependencies: [vllm/layers/moe/humming_moe.py]}\n"
+        "- {label: LM Eval Large, key: eval-l, optional: true,"
+        " source_file_dependencies: [vllm/layers/moe/humming_moe.py]}\n"
+        "- {label: Humming Nightly, key: eval-n, optional: true,"
+        " source_file_dependencies: [vllm/layers/moe/]}\n"),
+}
+
+
+def _named_for(*paths: str) -> list[str]:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(NAMED_FOR_IT))
+    facts = FACTS.model_copy(update={"files": tuple(
+        ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
+    return list(ci_lines(build_digest(facts, RULES, "en", repo_config=config)))
+
+
+def test_a_step_whose_label_names_the_changed_module_leads_though_a_shared_folder_reaches_it(
+) -> None:
+    (line,) = [x for x in _named_for("vllm/compile/fusion_pass.py", "vllm/layers/moe/x.py")
+               if x.startswith("- CI to run")]
+    # `Fusion` names `fusion_pass.py`: named first, though `vllm/compile/` is listed by 16
+    # steps; the kernel steps a narrow folder reaches follow; none runs a changed test.
+    assert line.index("Fusion E2E 0") < line.index("Kernels 0")
+    (line,) = [x for x in _named_for("vllm/compile/fusion_pass.py")
+               if x.startswith("- CI to run")]
+    assert line.startswith("- CI to run: 16 steps through its paths — `compile.yaml`: Fusion "
+                           "E2E 0 (GPU), Fusion E2E 1 (GPU), +14 more; none of them runs its "
+                           "tests")
+    # a module whose name no label carries: the folder's steps are counted as before
+    (line,) = [x for x in _named_for("vllm/compile/graph_pass.py")
+               if x.startswith("- CI to run")]
+    assert "Fusion" not in line
+    assert "none is tied to a test this PR changes" in line
+
+
+def test_an_optional_step_named_for_the_changed_file_it_lists_waits_visibly() -> None:
+    (line,) = [x for x in _named_for("vllm/layers/moe/humming_moe.py")
+               if x.startswith("- Not in this PR's build")]
+    # LM Eval Large lists the file but its label names another thing; Humming Nightly is
+    # named for it but only its folder reaches it: both stay in the collapsed list.
+    assert line.endswith("1 optional step waits for an unblock (LM Eval Humming)")
+    assert not [x for x in _named_for("vllm/layers/moe/other.py")
+                if x.startswith("- Not in this PR's build")]
