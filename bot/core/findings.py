@@ -147,6 +147,9 @@ class CiPlan(BaseModel):
     intel_steps: tuple[CiStepRef, ...] = ()
     intel_broad_count: int = 0
     intel_broad_through: tuple[str, ...] = ()  # what reached those others, or run-all
+    # Every changed line outside docs is a comment, a docstring line or blank
+    # (bot/core/reading/prose_lines.py): the steps run, but none can test it.
+    prose_only: bool = False
 
 
 class RepoLabel(BaseModel):

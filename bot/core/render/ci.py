@@ -155,6 +155,9 @@ def _reached_line(plan: CiPlan, lang: Lang) -> str:
     one platform executes, which of its steps can run it, or that none can."""
     lead = _count(lang, "render.ci.steps", len(_listed(plan)))
     head = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{lead}"
+    if plan.prose_only:  # naming steps would suggest they test it (judged misdirected)
+        return f"{head}{t(lang, 'render.comma')}{t(lang, 'render.ci.prose_only')}" + _broad_tail(
+            plan, lang)
     if plan.platform:
         return f"{head}{t(lang, 'render.comma')}{_platform_text(plan, lang)}" + _broad_tail(
             plan, lang)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from bot.core.facts import HeadStatuses, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
+from bot.core.reading.prose_lines import prose_only
 from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
@@ -20,6 +21,7 @@ from bot.core.repo_config.pipeline import (
     CiStep,
     Pipeline,
     StepMatch,
+    is_docs_only,
     is_test_file,
     select_steps,
 )
@@ -206,6 +208,7 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
                      if intel_selection is not None and intel is not None else ()),
         intel_broad_count=intel_selection.broad_count if intel_selection is not None else 0,
         intel_broad_through=_through(intel_selection) if intel_selection is not None else (),
+        prose_only=prose_only(f for f in facts.files if not is_docs_only([f.filename])),
     )
 
 

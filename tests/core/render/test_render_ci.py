@@ -366,3 +366,24 @@ def test_an_optional_step_named_for_the_changed_file_it_lists_waits_visibly() ->
     assert line.endswith("1 optional step waits for an unblock (LM Eval Humming)")
     assert not [x for x in _named_for("vllm/layers/moe/other.py")
                 if x.startswith("- Not in this PR's build")]
+
+
+def test_a_change_of_comments_and_docstrings_only_names_no_step() -> None:
+    docstring = ('@@ -10,4 +10,4 @@ class SchedulerConfig:\n     max_num_seqs: int = 128\n'
+                 '     """Maximum number of sequences\n-    per iteration."""\n'
+                 '+    per iteration, across all DP ranks."""\n')
+    files = (ChangedFile(filename="vllm/multimodal/processing.py", additions=1, deletions=1,
+                         patch=docstring),
+             ChangedFile(filename="docs/serving/dp.md", additions=1, patch="@@ -1 +1 @@\n+x\n"))
+    (line,) = [x for x in _lines(files) if x.startswith("- CI to run")]
+    assert line.startswith("- CI to run: ")
+    assert "its code changes only comments and docstrings, which no step tests" in line
+    assert "misc.yaml" not in line
+    (zh,) = [x for x in _lines(files, lang="zh") if x.startswith("- 需运行的 CI")]
+    assert "其代码改动只有注释和文档字符串" in zh
+    # one changed line of code: the steps are named again
+    code = docstring + "@@ -30 +30 @@ def key():\n-    return a\n+    return (a, b)\n"
+    (line,) = [x for x in _lines((files[0].model_copy(update={"patch": code}),))
+               if x.startswith("- CI to run")]
+    assert "comments and docstrings" not in line
+    assert "misc.yaml" in line
