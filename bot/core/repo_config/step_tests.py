@@ -33,6 +33,7 @@ MAX_PATHS = 64
 MAX_COMMAND_CHARS = 20_000
 MAX_TEXT_LINES = 20_000  # of a test file's text read for its marks
 MAX_BLOCK_LINES = 30  # of a decorator block or a `pytestmark` statement
+MAX_MODULE_MARKS = 8  # `pytestmark` statements read
 
 _PYTEST = re.compile(r"(?<![\w/.-])pytest(?![\w.-])")
 _END = re.compile(r"&&|\|\||[;|\"#`]|\$\(")
@@ -88,21 +89,16 @@ def file_marks(text: str) -> FileMarks:
     lines = text.splitlines()[:MAX_TEXT_LINES]
     decorators: list[str] = []
     module: list[str] = []
+    start = 0  # where the current block began: after a blank line or a test's `def`
     for number, line in enumerate(lines):
-        if line.startswith("pytestmark"):
-            block = []
-            for following in lines[number:number + MAX_BLOCK_LINES]:
-                if not following.strip():
-                    break
-                block.append(following)
-            module.append("\n".join(block))
+        if not line.strip():
+            start = number + 1
+        elif line.startswith("pytestmark") and len(module) < MAX_MODULE_MARKS:
+            module.append("\n".join(lines[number:number + MAX_BLOCK_LINES]).split("\n\n")[0])
         elif _TEST_DEF.match(line):
-            block = []
-            for previous in reversed(lines[max(0, number - MAX_BLOCK_LINES):number]):
-                if not previous.strip():
-                    break
-                block.append(previous)
-            decorators.append("\n".join(reversed(block)))
+            # each line is read by at most one test's block: linear in the text
+            decorators.append("\n".join(lines[max(start, number - MAX_BLOCK_LINES):number]))
+            start = number + 1
     return FileMarks(tuple(decorators), "\n".join(module))
 
 

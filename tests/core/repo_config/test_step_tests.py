@@ -173,6 +173,17 @@ def test_hostile_commands_are_bounded() -> None:
     assert time.perf_counter() - start < 2.0
 
 
+def test_hostile_test_texts_are_read_in_linear_time() -> None:
+    start = time.perf_counter()
+    for text in ("def test_a(\n" * 100_000, "pytestmark = 1\n" * 100_000,
+                 "@pytest.mark.skip\n" * 100_000 + "def test_a(): ...\n"):
+        marks = file_marks(text)
+        assert len(marks.decorators) <= 20_000
+        marks.gpu_only()
+        marks.excluded_by("core_model")
+    assert time.perf_counter() - start < 2.0
+
+
 def test_random_commands_never_raise() -> None:
     import random
 
