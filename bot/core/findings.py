@@ -65,6 +65,12 @@ class CiStepRef(BaseModel):
     # `vllm/tokenizers/registry.py`), and no changed test file.
     runs_module_tests: bool = False
     test_distance: int = 0
+    # Its label names a word of a changed module's file name (`Cudagraph` for
+    # `encoder_cudagraph.py`, `Humming` for `fused_humming_moe.py`): the pipeline's authors
+    # meant it for that code, whatever folder reached it.
+    names_changed_module: bool = False
+    # One of its entries is a changed file itself, not a folder holding it.
+    lists_changed_file: bool = False
     # On the PR's head commit (bot/core/repo_config/ci_status.py): passed | failed |
     # pending | blocked | not-run | unknown; "" when the head's statuses were not read.
     status: str = ""
@@ -84,13 +90,17 @@ class CiStepRef(BaseModel):
         changed test (the closer the path, the earlier: the file before its folder), then
         the changed module's tests; then the fewer steps share the entry that reached
         it, then the longer that entry (a step reached through a folder dozens of steps
-        list comes last)."""
+        list comes last). A step whose label names the changed module comes before those
+        only an entry reaches (blind judges called a line led by MoE kernel steps a shared
+        folder reached, the Fusion and Cudagraph steps in "+N more", misdirected)."""
         shared = self.shared_by if self.shared_by > 0 else 1 << 30
         if self.runs_changed_tests:
             return (0, self.test_distance, shared)
         if self.runs_module_tests:
             return (1, shared, -self.specificity)
-        return (2, shared, -self.specificity)
+        if self.names_changed_module:
+            return (2, shared, -self.specificity)
+        return (3, shared, -self.specificity)
 
     @property
     def specificity(self) -> int:
@@ -137,6 +147,9 @@ class CiPlan(BaseModel):
     intel_steps: tuple[CiStepRef, ...] = ()
     intel_broad_count: int = 0
     intel_broad_through: tuple[str, ...] = ()  # what reached those others, or run-all
+    # Every changed line outside docs is a comment, a docstring line or blank
+    # (bot/core/reading/prose_lines.py): the steps run, but none can test it.
+    prose_only: bool = False
 
 
 class RepoLabel(BaseModel):

@@ -155,18 +155,24 @@ def _reached_line(plan: CiPlan, lang: Lang) -> str:
     one platform executes, which of its steps can run it, or that none can."""
     lead = _count(lang, "render.ci.steps", len(_listed(plan)))
     head = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{lead}"
+    if plan.prose_only:  # naming steps would suggest they test it (judged misdirected)
+        return f"{head}{t(lang, 'render.comma')}{t(lang, 'render.ci.prose_only')}" + _broad_tail(
+            plan, lang)
     if plan.platform:
         return f"{head}{t(lang, 'render.comma')}{_platform_text(plan, lang)}" + _broad_tail(
             plan, lang)
     # The steps whose commands run its tests lead (CiStepRef.directness); steps an entry
     # few steps list reaches follow; those only a shared folder reaches are counted.
-    named = [s for s in plan.steps if s.exercises_change or own_step(s)]
-    others = [s for s in plan.steps if not (s.exercises_change or own_step(s))]
+    named = [s for s in plan.steps if _pointed(s)]
+    others = [s for s in plan.steps if not _pointed(s)]
     if not named:
         return (f"{head}{t(lang, 'render.comma')}"
                 + t(lang, "render.ci.all_shared", through=_through(others))
                 + _broad_tail(plan, lang))
     text = _by_file(named, lang)
+    if not any(s.exercises_change or own_step(s) for s in named):
+        # named only for their labels: they may test the module, but not its tests
+        text += t(lang, "render.ci.platform_untested")
     if others:
         merged = {(s.file, _name(s)[0]) for s in others}
         text += "; " + t(lang, "render.ci.shared", count=len(merged), through=_through(others))
@@ -233,6 +239,12 @@ def _broad_tail(plan: CiPlan, lang: Lang) -> str:
     return " · " + t(lang, "render.ci.broad", count=plan.broad_count, through=through or "—")
 
 
+def _pointed(step: CiStepRef) -> bool:
+    """Whether the "CI to run" line may name the step: it tests the change, its label
+    names the changed module, or an entry few steps list reaches it."""
+    return step.exercises_change or step.names_changed_module or own_step(step)
+
+
 def own_step(step: CiStepRef) -> bool:
     """Whether an entry few steps list reached the step: one reached only through a
     folder dozens of steps share (`vllm/v1/`, `vllm/config/`, `vllm/envs.py`) runs for
@@ -248,7 +260,8 @@ def _not_run_line(plan: CiPlan, lang: Lang) -> str | None:
     collapsed list, and so do optional steps its paths merely reach (a 2-node or a
     DeepSeek offload step on any model change: judged noise on 12 of 21 blind-judged
     corpus PRs that showed the line)."""
-    optional = [s for s in plan.optional if s.exercises_change]
+    optional = [s for s in plan.optional if s.exercises_change
+                or (s.names_changed_module and s.lists_changed_file)]
     if not (optional or plan.tests_without_step):
         return None
     parts: list[str] = []

@@ -356,6 +356,9 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "each reached only through paths many steps share ({through}); none is tied "
               "to a test this PR changes",
         "zh": "每个都仅经由许多步骤共用的路径（{through}）触发；没有步骤与本 PR 改动的测试对应"},
+    "render.ci.prose_only": {
+        "en": "its code changes only comments and docstrings, which no step tests",
+        "zh": "其代码改动只有注释和文档字符串，没有步骤能测试它们"},
     "render.ci.docs_only": {"en": "none (docs-only change)", "zh": "无（仅文档改动）"},
     "render.ci.run_all": {"en": "every step (a path matches the pipeline's run-all patterns)",
                           "zh": "全部步骤（有路径匹配流水线的 run-all 规则）"},

@@ -7,10 +7,12 @@ without one loads no YAML or pathspec.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from bot.core.facts import HeadStatuses, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
+from bot.core.reading.prose_lines import prose_only
 from bot.core.repo_config.ci_status import read_head
 from bot.core.repo_config.codeowners import CodeOwners, owners_for
 from bot.core.repo_config.mergify import LabelInput, MergifyLabels, predict_labels
@@ -19,11 +21,12 @@ from bot.core.repo_config.pipeline import (
     CiStep,
     Pipeline,
     StepMatch,
+    is_docs_only,
     is_test_file,
     select_steps,
 )
 from bot.core.repo_config.platform_code import change_platform
-from bot.core.repo_config.step_tests import ChangedTests
+from bot.core.repo_config.step_tests import ChangedTests, file_marks
 from bot.core.rules.added import added_lines
 
 TEST_AREAS_DIR = ".buildkite/test_areas/"
@@ -66,18 +69,60 @@ def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLa
     )
 
 
+def _shown_lines(patch: str) -> str:
+    """The new file's lines a patch shows: added and context lines."""
+    return "\n".join(line[1:] for line in patch.splitlines() if line[:1] in ("+", " "))
+
+
 def _changed_tests(facts: PullRequestFacts) -> ChangedTests:
-    """The PR's test files (an added one with its whole text) and package modules."""
+    """The PR's test files (an added one with its whole text), those whose shown tests
+    all need CUDA, and its package modules."""
+    files = [f for f in facts.files
+             if is_test_file(f.filename) and f.status != "removed"][:MAX_CHECKED]
     tests = [(f.filename, "\n".join(added_lines(f.patch))
-              if f.status == "added" and f.patch is not None else None)
-             for f in facts.files if is_test_file(f.filename) and f.status != "removed"]
+              if f.status == "added" and f.patch is not None else None) for f in files]
+    gpu_only = [f.filename for f in files
+                if f.patch is not None and file_marks(_shown_lines(f.patch)).gpu_only()]
     modules = [f.filename for f in facts.files if f.filename.startswith("vllm/")]
-    return ChangedTests(tests[:MAX_CHECKED], modules[:MAX_CHECKED])
+    return ChangedTests(tests, modules[:MAX_CHECKED], gpu_only)
 
 
-def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str) -> CiStepRef:
+# Words of a file name that name no feature: a step label carrying one says nothing.
+_GENERIC_WORDS = frozenset({
+    "util", "utils", "common", "base", "core", "config", "init", "main", "model", "layer",
+    "test", "type", "interface", "abstract", "registry", "loader", "kernel", "fused",
+    "backend", "linear", "quant", "worker", "engine", "server", "serving", "protocol",
+    "api", "ops", "gpu", "cpu", "cuda", "rocm", "xpu", "tpu", "amd", "nvidia", "intel",
+    "distributed", "multi", "modal", "large", "small", "unit", "e2e", "basic", "extended",
+    "standard", "entrypoint", "example", "misc", "other", "async", "sync", "quantization",
+    "input", "output", "processor", "client", "request", "schedule", "scheduler",
+    "attention",
+})
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of at least four letters, a plural's `s` dropped."""
+    return {w[:-1] if w.endswith("s") and len(w) > 4 else w
+            for w in _WORD.findall(text.lower()) if len(w) >= 4} - _GENERIC_WORDS
+
+
+def _module_words(facts: PullRequestFacts) -> frozenset[str]:
+    """The feature words of the changed source files' names (`fused_humming_moe.py` ->
+    `humming`): tests and docs name no module."""
+    words: set[str] = set()
+    for f in facts.files[:MAX_CHECKED]:
+        name = f.filename
+        if name.startswith(("vllm/", "csrc/")) and not is_test_file(name):
+            words |= _words(name.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("_", " "))
+    return frozenset(words)
+
+
+def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str,
+         module_words: frozenset[str] = frozenset()) -> CiStepRef:
     step = match.step
-    distance = change.distance(step.test_runs)
+    # a CPU step skips a test that needs CUDA
+    distance = change.distance(step.test_runs, gpu=step.gpus > 0)
     return CiStepRef(label=step.label, key=step.key, file=step.file, device=step.device,
                      gpus=step.gpus, nightly=step.nightly, optional=step.optional,
                      matched=match.matched, status=status,
@@ -85,6 +130,8 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
                      runs_changed_tests=distance >= 0,
                      runs_module_tests=distance < 0 and change.runs_module_tests(step.test_runs),
                      test_distance=max(distance, 0),
+                     names_changed_module=bool(module_words & _words(step.label)),
+                     lists_changed_file=any(e in match.files for e in match.matched),
                      pipeline="intel" if step.platform == "intel" else "")
 
 
@@ -115,9 +162,11 @@ def _through(selection: CiSelection) -> tuple[str, ...]:
 
 
 def _refs(pipeline: Pipeline, change: ChangedTests, matches: tuple[StepMatch, ...],
-          status_of: dict[CiStep, str] | None = None) -> tuple[CiStepRef, ...]:
+          status_of: dict[CiStep, str] | None = None,
+          module_words: frozenset[str] = frozenset()) -> tuple[CiStepRef, ...]:
     known = status_of or {}
-    return tuple(_ref(pipeline, change, m, known.get(m.step, "")) for m in matches)
+    return tuple(_ref(pipeline, change, m, known.get(m.step, ""), module_words)
+                 for m in matches)
 
 
 def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
@@ -132,6 +181,7 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
     read = read_head(pipeline.steps, head) if head is not None else None
     status_of = read.status_of if read else None
     change = _changed_tests(facts)
+    words = _module_words(facts)
     platform, platform_files = change_platform(facts.files)
     steps: tuple[CiStep, ...] = pipeline.steps
     without_step = selection.tests_without_step
@@ -141,23 +191,24 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
         intel_uncovered = set(intel_selection.tests_without_step)
         without_step = tuple(p for p in without_step if p in intel_uncovered)
     return CiPlan(
-        steps=_refs(pipeline, change, selection.narrow, status_of),
+        steps=_refs(pipeline, change, selection.narrow, status_of, words),
         broad_count=selection.broad_count,
         broad_through=selection.broad_through,
         run_all=selection.run_all,
         docs_only=selection.docs_only,
-        nightly=_refs(pipeline, change, selection.nightly, status_of),
-        optional=_refs(pipeline, change, selection.optional, status_of),
+        nightly=_refs(pipeline, change, selection.nightly, status_of, words),
+        optional=_refs(pipeline, change, selection.optional, status_of, words),
         tests_without_step=() if _edits_job_files(steps, facts) else _no_command_runs(
             steps, without_step),
         source=source,
         run=read.run if read else None,
         platform=platform,
         platform_files=platform_files,
-        intel_steps=(_refs(intel, change, intel_selection.narrow)
+        intel_steps=(_refs(intel, change, intel_selection.narrow, None, words)
                      if intel_selection is not None and intel is not None else ()),
         intel_broad_count=intel_selection.broad_count if intel_selection is not None else 0,
         intel_broad_through=_through(intel_selection) if intel_selection is not None else (),
+        prose_only=prose_only(f for f in facts.files if not is_docs_only([f.filename])),
     )
 
 

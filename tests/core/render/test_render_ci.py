@@ -157,7 +157,7 @@ def _reached(*paths: str) -> str:
     config = RepoConfig(source="base", pipeline=parse_pipeline({
         **SHARED,
         ".buildkite/test_areas/sampler.yaml":
-            "steps:\n- {label: Samplers, key: samplers,"
+            "steps:\n- {label: Sampling, key: samplers,"
             " source_file_dependencies: [vllm/v1/sample/, tests/v1/sample/],"
             " commands: ['pytest -v -s v1/sample --ignore=v1/sample/test_slow.py']}\n"
             "- {label: Long name nobody shares, key: long,"
@@ -173,9 +173,9 @@ def _reached(*paths: str) -> str:
 
 def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_topk.py")
-    # Samplers' command runs the changed test: first, before the step a longer entry
+    # Sampling's command runs the changed test: first, before the step a longer entry
     # (listed by one step) reaches, whose command runs other tests.
-    assert "`sampler.yaml`: Samplers (GPU), Long name nobody shares (GPU);" in line
+    assert "`sampler.yaml`: Sampling (GPU), Long name nobody shares (GPU);" in line
     # The 19 steps only `vllm/v1/` (listed by 21 steps) reaches are counted, not named.
     assert "Shared" not in line
     assert "+19 more only through paths many steps share (`vllm/v1/`)" in line
@@ -184,7 +184,7 @@ def test_the_step_running_the_changed_tests_leads_and_shared_ones_are_counted() 
 def test_a_step_whose_command_ignores_the_changed_test_does_not_run_it() -> None:
     line = _reached("vllm/v1/sample/ops/topk_topp_sampler.py", "tests/v1/sample/test_slow.py")
     # `--ignore` takes the file back: no step runs it, so the entries decide again.
-    assert line.index("Long name nobody shares") < line.index("Samplers")
+    assert line.index("Long name nobody shares") < line.index("Sampling")
 
 
 def test_a_change_only_shared_paths_reach_says_so_and_names_no_step() -> None:
@@ -262,3 +262,128 @@ def test_a_changed_test_a_command_runs_is_not_called_unrun() -> None:
     job = ChangedFile(filename=".buildkite/test_areas/jit.yaml", additions=1,
                       patch="@@ -1 +1 @@\n+x\n")
     assert not [x for x in _lines((other, job), config) if x.startswith("- Not in this")]
+
+
+CPU_AND_GPU = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/models.yaml": (
+        "steps:\n"
+        "- {label: Models CPU, key: models-cpu, device: cpu,"
+        " source_file_dependencies: [tests/models/], commands: ['pytest -v -s models']}\n"
+        "- {label: Models, key: models, device: h200_35gb,"
+        " source_file_dependencies: [tests/models/], commands: ['pytest -v -s models']}\n"
+        "- {label: Extended, key: extended, optional: true, device: h200_35gb,"
+        " source_file_dependencies: [tests/models/],"
+        " commands: [\"pytest -v -s models -m 'not core_model'\"]}\n"),
+}
+CUDA_TEST_PATCH = (
+    "@@ -10,3 +10,5 @@ def setup():\n"
+    " @pytest.mark.skipif(not current_platform.is_cuda(), reason='Requires CUDA')\n"
+    " def test_graph(vllm_runner):\n"
+    "+    assert run(vllm_runner)\n")
+CORE_ONLY_ADDED = ("@@ -0,0 +1,4 @@\n+import pytest\n+\n+@pytest.mark.core_model\n"
+                   "+def test_smoke(vllm_runner): ...\n")
+
+
+def _plan(*files: ChangedFile) -> list[str]:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(CPU_AND_GPU))
+    facts = FACTS.model_copy(update={"files": files})
+    return list(ci_lines(build_digest(facts, RULES, "en", repo_config=config)))
+
+
+def test_a_cpu_step_does_not_lead_for_a_test_that_needs_cuda() -> None:
+    (line,) = [x for x in _plan(ChangedFile(filename="tests/models/test_graph.py",
+                                            additions=1, patch=CUDA_TEST_PATCH))
+               if x.startswith("- CI to run")]
+    assert line.index("Models (h200_35gb)") < line.index("Models CPU")
+    # without the skip, the CPU step runs it as well and leads by its entries' order
+    plain = CUDA_TEST_PATCH.replace("not current_platform.is_cuda()", "False")
+    (line,) = [x for x in _plan(ChangedFile(filename="tests/models/test_graph.py",
+                                            additions=1, patch=plain))
+               if x.startswith("- CI to run")]
+    assert line.index("Models CPU") < line.index("Models (h200_35gb)")
+
+
+def test_an_optional_not_core_model_step_is_not_named_for_an_added_core_model_test() -> None:
+    added = ChangedFile(filename="tests/models/test_new.py", status="added", additions=4,
+                        patch=CORE_ONLY_ADDED)
+    assert not [x for x in _plan(added) if x.startswith("- Not in this PR's build")]
+    extra = CORE_ONLY_ADDED.replace("+@pytest.mark.core_model\n", "")
+    (line,) = [x for x in _plan(added.model_copy(update={"patch": extra}))
+               if x.startswith("- Not in this PR's build")]
+    assert "1 optional step waits for an unblock (Extended)" in line
+
+
+NAMED_FOR_IT = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/kernels.yaml": "steps:\n" + "".join(
+        f"- {{label: Kernels {n}, key: k-{n}, source_file_dependencies: [vllm/layers/moe/]}}\n"
+        for n in range(3)),
+    ".buildkite/test_areas/compile.yaml": "steps:\n" + "".join(
+        f"- {{label: Fusion E2E {n}, key: f-{n}, source_file_dependencies: [vllm/compile/]}}\n"
+        for n in range(16)),
+    ".buildkite/test_areas/eval.yaml": (
+        "steps:\n- {label: LM Eval Humming, key: eval-h, optional: true,"
+        " source_file_dependencies: [vllm/layers/moe/humming_moe.py]}\n"
+        "- {label: LM Eval Large, key: eval-l, optional: true,"
+        " source_file_dependencies: [vllm/layers/moe/humming_moe.py]}\n"
+        "- {label: Humming Nightly, key: eval-n, optional: true,"
+        " source_file_dependencies: [vllm/layers/moe/]}\n"),
+}
+
+
+def _named_for(*paths: str) -> list[str]:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(NAMED_FOR_IT))
+    facts = FACTS.model_copy(update={"files": tuple(
+        ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
+    return list(ci_lines(build_digest(facts, RULES, "en", repo_config=config)))
+
+
+def test_a_step_whose_label_names_the_changed_module_leads_though_a_shared_folder_reaches_it(
+) -> None:
+    (line,) = [x for x in _named_for("vllm/compile/fusion_pass.py", "vllm/layers/moe/x.py")
+               if x.startswith("- CI to run")]
+    # `Fusion` names `fusion_pass.py`: named first, though `vllm/compile/` is listed by 16
+    # steps; the kernel steps a narrow folder reaches follow; none runs a changed test.
+    assert line.index("Fusion E2E 0") < line.index("Kernels 0")
+    (line,) = [x for x in _named_for("vllm/compile/fusion_pass.py")
+               if x.startswith("- CI to run")]
+    assert line.startswith("- CI to run: 16 steps through its paths — `compile.yaml`: Fusion "
+                           "E2E 0 (GPU), Fusion E2E 1 (GPU), +14 more; none of them runs its "
+                           "tests")
+    # a module whose name no label carries: the folder's steps are counted as before
+    (line,) = [x for x in _named_for("vllm/compile/graph_pass.py")
+               if x.startswith("- CI to run")]
+    assert "Fusion" not in line
+    assert "none is tied to a test this PR changes" in line
+
+
+def test_an_optional_step_named_for_the_changed_file_it_lists_waits_visibly() -> None:
+    (line,) = [x for x in _named_for("vllm/layers/moe/humming_moe.py")
+               if x.startswith("- Not in this PR's build")]
+    # LM Eval Large lists the file but its label names another thing; Humming Nightly is
+    # named for it but only its folder reaches it: both stay in the collapsed list.
+    assert line.endswith("1 optional step waits for an unblock (LM Eval Humming)")
+    assert not [x for x in _named_for("vllm/layers/moe/other.py")
+                if x.startswith("- Not in this PR's build")]
+
+
+def test_a_change_of_comments_and_docstrings_only_names_no_step() -> None:
+    docstring = ('@@ -10,4 +10,4 @@ class SchedulerConfig:\n     max_num_seqs: int = 128\n'
+                 '     """Maximum number of sequences\n-    per iteration."""\n'
+                 '+    per iteration, across all DP ranks."""\n')
+    files = (ChangedFile(filename="vllm/multimodal/processing.py", additions=1, deletions=1,
+                         patch=docstring),
+             ChangedFile(filename="docs/serving/dp.md", additions=1, patch="@@ -1 +1 @@\n+x\n"))
+    (line,) = [x for x in _lines(files) if x.startswith("- CI to run")]
+    assert line.startswith("- CI to run: ")
+    assert "its code changes only comments and docstrings, which no step tests" in line
+    assert "misc.yaml" not in line
+    (zh,) = [x for x in _lines(files, lang="zh") if x.startswith("- 需运行的 CI")]
+    assert "其代码改动只有注释和文档字符串" in zh
+    # one changed line of code: the steps are named again
+    code = docstring + "@@ -30 +30 @@ def key():\n-    return a\n+    return (a, b)\n"
+    (line,) = [x for x in _lines((files[0].model_copy(update={"patch": code}),))
+               if x.startswith("- CI to run")]
+    assert "comments and docstrings" not in line
+    assert "misc.yaml" in line

@@ -12,6 +12,7 @@ from bot.core.repo_config.step_tests import (
     MAX_RUNS,
     ChangedTests,
     PytestRun,
+    file_marks,
     pytest_runs,
 )
 
@@ -26,15 +27,18 @@ def test_each_pytest_of_a_command_is_one_run_with_its_paths_ignores_and_marker()
         " --ignore=models/multimodal/generation/test_whisper.py",
         "cd .. && VLLM_X=1 pytest -v -s tests/models/test_a.py::test_one -m 'not slow'",
         "pytest -k 'foo or bar' -n 2 v1/core && pytest v1/engine/test_x.py",
+        "pytest v1/e2e -m 'slow and not cuda'",
     ])
     assert runs == (
         PytestRun(("models/multimodal",),
                 ("models/multimodal/processing", "models/multimodal/generation/test_whisper.py"),
                 "core_model"),
-        # `-m` with an expression is not read: no marker
-        PytestRun(("models/test_a.py",)),
+        # `-m 'not slow'`: the marker it leaves out
+        PytestRun(("models/test_a.py",), excluded_marker="slow"),
         PytestRun(("v1/core",)),
         PytestRun(("v1/engine/test_x.py",)),
+        # any other `-m` expression is not read: no marker
+        PytestRun(("v1/e2e",)),
     )
 
 
@@ -67,6 +71,66 @@ def test_a_marker_an_added_file_never_names_keeps_the_run_from_it() -> None:
     # A modified file's patch does not hold all its markers: the run counts.
     modified = ChangedTests([("tests/models/test_new.py", None)], ())
     assert modified.distance((PytestRun(("models",), (), "cpu_model"),)) == 1
+
+
+ADDED_CORE_ONLY = """\
+import pytest
+
+@pytest.mark.core_model
+def test_smoke(vllm_runner): ...
+
+
+@pytest.mark.skip(reason="HF cannot load it")
+@pytest.mark.parametrize("model", [pytest.param("a", marks=pytest.mark.core_model), "b"])
+def test_accuracy(vllm_runner, model): ...
+"""
+
+
+def test_a_not_marker_run_skips_an_added_file_whose_every_test_has_the_marker_or_skip() -> None:
+    change = ChangedTests([("tests/models/gen/test_new.py", ADDED_CORE_ONLY)], ())
+    extended = PytestRun(("models/gen",), excluded_marker="core_model")
+    assert change.distance((extended,)) == -1
+    assert change.tests_run((extended,)) == set()
+    assert change.distance((PytestRun(("models/gen",)),)) == 1
+    # one test without the marker (a parametrize `marks=` is not the test's mark): it runs
+    unmarked = ADDED_CORE_ONLY.replace('@pytest.mark.skip(reason="HF cannot load it")\n', "")
+    assert ChangedTests([("tests/models/gen/test_new.py", unmarked)], ()).distance(
+        (extended,)) == 1
+    # a module-wide mark covers every test
+    module = "import pytest\npytestmark = [pytest.mark.core_model]\n\ndef test_a(): ...\n"
+    assert ChangedTests([("tests/models/gen/test_new.py", module)], ()).distance(
+        (extended,)) == -1
+    # a modified file's patch does not show all its tests: the run counts
+    assert ChangedTests([("tests/models/gen/test_new.py", None)], ()).distance(
+        (extended,)) == 1
+
+
+SHOWN_CUDA_ONLY = """\
+@pytest.mark.parametrize("model_id", MODELS)
+@pytest.mark.skipif(
+    not current_platform.is_cuda_alike(), reason="Skip if not cuda or rocm"
+)
+def test_image(model_id, vllm_runner): ...
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_video(vllm_runner): ...
+"""
+
+
+def test_a_step_without_a_gpu_does_not_run_a_test_every_shown_test_of_which_needs_cuda() -> None:
+    assert file_marks(SHOWN_CUDA_ONLY).gpu_only()
+    change = ChangedTests([("tests/models/test_vit.py", None)], (),
+                          gpu_only=["tests/models/test_vit.py"])
+    run = (PytestRun(("models",)),)
+    assert change.distance(run, gpu=False) == -1
+    assert change.distance(run) == 1
+    # one shown test without the skip runs on a CPU too
+    mixed = SHOWN_CUDA_ONLY + "\n\ndef test_cpu(): ...\n"
+    assert not file_marks(mixed).gpu_only()
+    assert file_marks("pytestmark = pytest.mark.skipif(\n    not current_platform.is_cuda(),"
+                      " reason='x')\n").gpu_only()
+    assert not file_marks("x = 1\n").gpu_only()  # no test shown: not known to need CUDA
 
 
 def test_module_tests_are_its_test_file_or_its_package_test_folder() -> None:
@@ -106,6 +170,17 @@ def test_hostile_commands_are_bounded() -> None:
                           [f"vllm/a{n}/b/c.py" for n in range(2_000)])
     assert change.distance(runs) == 1
     assert change.runs_module_tests(runs)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_hostile_test_texts_are_read_in_linear_time() -> None:
+    start = time.perf_counter()
+    for text in ("def test_a(\n" * 100_000, "pytestmark = 1\n" * 100_000,
+                 "@pytest.mark.skip\n" * 100_000 + "def test_a(): ...\n"):
+        marks = file_marks(text)
+        assert len(marks.decorators) <= 20_000
+        marks.gpu_only()
+        marks.excluded_by("core_model")
     assert time.perf_counter() - start < 2.0
 
 
