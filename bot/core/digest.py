@@ -25,7 +25,7 @@ from bot.core.reading.decisions import harvest_decisions
 from bot.core.reading.links import find_links
 from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
-from bot.core.reading.structure.read import read_structure
+from bot.core.reading.structure.read import read_structure, unanswered
 from bot.core.reading.symbols import extract_symbols, moved_files, removed_files, same_content
 from bot.core.reading.template import strip_against
 from bot.core.reading.value_tables import find_value_changes
@@ -150,7 +150,8 @@ def build_digest(
         moved_files=moves,
         mentions=mentions,
         decisions=harvest_decisions(facts.body, mentions),
-        structure=read_structure(facts.files, new_symbols=_new_symbols(touched)),
+        structure=unanswered(read_structure(facts.files, new_symbols=_new_symbols(touched)),
+                             facts.title),
         links=links,
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),

@@ -16,6 +16,7 @@ from whole hunks' text: `structure_whole`; their notes: `structure_whole_notes`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from bot.core.facts import ChangedFile
@@ -167,3 +168,21 @@ def _one_per_symbol(notes: list[StructureNote], limit: int) -> Iterator[Structur
         count += 1
         if count >= limit:
             return
+
+
+# A title that says the PR rejects some input ("Reject non-finite temperature",
+# "Validate tool names"): an error raised where the code used to continue is its stated
+# purpose, so "an explicit error where it used to continue?" asks what the title answers.
+_REJECTING_TITLE = re.compile(
+    r"\b(?:reject(?:s|ed|ing)?|disallow(?:s|ed|ing)?|forbid(?:s|den|ding)?|refuse(?:s|d)?"
+    r"|validat(?:e|es|ed|ing|ion))\b",
+    re.IGNORECASE,
+)
+
+
+def unanswered(notes: Sequence[StructureNote], title: str) -> tuple[StructureNote, ...]:
+    """The notes whose question the PR's title does not already answer: a new raise in a
+    PR whose title says it rejects input is what the PR is for (blind judges: answered)."""
+    if _REJECTING_TITLE.search(title[:300]) is None:
+        return tuple(notes)
+    return tuple(n for n in notes if n.kind != "raise-added")
