@@ -22,7 +22,7 @@ from bot.core.judging.verdict import judge_verdict, rank_areas
 from bot.core.neighbours.record import Neighbourhood, neighbours_of, record_of
 from bot.core.reading.body import parse_body
 from bot.core.reading.decisions import harvest_decisions
-from bot.core.reading.links import find_links
+from bot.core.reading.links import find_links, opens_with_a_link
 from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
 from bot.core.reading.structure.read import read_structure, unanswered
@@ -149,7 +149,9 @@ def build_digest(
         removed_files=tuple(f for f in removed_files(facts.files) if f not in moved_away),
         moved_files=moves,
         mentions=mentions,
-        decisions=harvest_decisions(facts.body, mentions),
+        # A quote that opens by naming linked work repeats the Linked work line.
+        decisions=tuple(d for d in harvest_decisions(facts.body, mentions)
+                        if not (links and opens_with_a_link(d.quote))),
         structure=unanswered(read_structure(facts.files, new_symbols=_new_symbols(touched)),
                              facts.title),
         links=links,
