@@ -85,3 +85,29 @@ def test_a_quote_that_opens_with_linked_work_is_left_to_the_links_line() -> None
     # Without the links line to say it, the sentence is a quote like any other.
     unlinked = _pr(_CHECK).model_copy(update={"body": body.replace("#48390", "the fp32 PR")})
     assert any("fp32 PR" in d.quote for d in build_digest(unlinked, RULES, "en").decisions)
+
+
+def test_a_condition_moved_into_a_new_function_is_not_said_to_have_changed() -> None:
+    """The old check added again elsewhere in the file moved; the new check beside it is
+    no replacement of it. A condition really replaced is still a note."""
+    def conditions(*added_elsewhere: str) -> list[tuple[str, ...]]:
+        patch = (
+            "@@ -40,4 +40,4 @@ class Renderer:\n"
+            "     def warmup(self) -> None:\n"
+            "-        if self.mm_processor:\n"
+            "+        if self._warmup_future is not None:\n"
+            "             self.run()\n"
+            "@@ -90,2 +90,6 @@ class Renderer:\n"
+            "+    def warmup_mm(self) -> None:\n"
+            + "".join(f"+        {line}\n" for line in added_elsewhere)
+            + "+            self.run_mm()\n"
+        )
+        changed = ChangedFile(filename="vllm/renderers/base.py", additions=6, deletions=1,
+                              patch=patch)
+        digest = build_digest(_pr(changed), RULES, "en")
+        return [n.details for n in digest.structure if n.kind == "condition"]
+
+    assert conditions("if self.mm_processor:") == []
+    assert conditions("if self.ready:") == [
+        ("if self.mm_processor:", "if self._warmup_future is not None:")
+    ]

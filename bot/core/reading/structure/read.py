@@ -186,3 +186,33 @@ def unanswered(notes: Sequence[StructureNote], title: str) -> tuple[StructureNot
     if _REJECTING_TITLE.search(title[:300]) is None:
         return tuple(notes)
     return tuple(n for n in notes if n.kind != "raise-added")
+
+
+_MAX_MOVED_LINES = 20_000
+
+
+def not_moved(notes: Sequence[StructureNote], files: Sequence[ChangedFile]
+              ) -> tuple[StructureNote, ...]:
+    """The notes less each "condition changed from A to B" whose old condition A is added
+    again elsewhere in the same file: the check moved (into a new function, say) and B
+    is a new check beside it, not A's replacement (blind judges: a diff artifact)."""
+    conditions = [n for n in notes if n.kind == "condition" and n.details]
+    if not conditions:
+        return tuple(notes)
+    added: dict[str, set[str]] = {}
+    budget = _MAX_MOVED_LINES
+    for changed in files:
+        if changed.filename not in {n.file for n in conditions} or not changed.patch:
+            continue
+        lines = changed.patch.split("\n", budget)[:budget]
+        budget -= len(lines)
+        added[changed.filename] = {
+            line[1:].strip()[:400] for line in lines if line.startswith("+")
+        }
+        if budget <= 0:
+            break
+    return tuple(
+        n for n in notes
+        if not (n.kind == "condition" and n.details
+                and n.details[0].strip() in added.get(n.file, set()))
+    )
