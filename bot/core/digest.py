@@ -22,10 +22,10 @@ from bot.core.judging.verdict import judge_verdict, rank_areas
 from bot.core.neighbours.record import Neighbourhood, neighbours_of, record_of
 from bot.core.reading.body import parse_body
 from bot.core.reading.decisions import harvest_decisions
-from bot.core.reading.links import find_links
+from bot.core.reading.links import find_links, opens_with_a_link
 from bot.core.reading.mentions import find_mentions
 from bot.core.reading.specifics import Link
-from bot.core.reading.structure.read import read_structure
+from bot.core.reading.structure.read import not_moved, read_structure, unanswered
 from bot.core.reading.symbols import extract_symbols, moved_files, removed_files, same_content
 from bot.core.reading.template import strip_against
 from bot.core.reading.value_tables import find_value_changes
@@ -149,8 +149,12 @@ def build_digest(
         removed_files=tuple(f for f in removed_files(facts.files) if f not in moved_away),
         moved_files=moves,
         mentions=mentions,
-        decisions=harvest_decisions(facts.body, mentions),
-        structure=read_structure(facts.files, new_symbols=_new_symbols(touched)),
+        # A quote that opens by naming linked work repeats the Linked work line.
+        decisions=tuple(d for d in harvest_decisions(facts.body, mentions)
+                        if not (links and opens_with_a_link(d.quote))),
+        structure=not_moved(unanswered(
+            read_structure(facts.files, new_symbols=_new_symbols(touched)), facts.title),
+            facts.files),
         links=links,
         value_changes=find_value_changes(facts.body),
         start_files=() if symbols or mentions else _start_files(facts.files),

@@ -49,3 +49,65 @@ def test_a_moved_file_is_a_move_not_a_removal_and_new_symbols() -> None:
     assert digest.moved_files == (("tests/test_monitor.py", "tests/monitor/test_monitor.py"),)
     assert digest.removed_files == ()
     assert digest.symbols == ()
+
+
+_CHECK = ChangedFile(
+    filename="vllm/sampling_params.py", additions=2,
+    patch="@@ -10,3 +10,5 @@ class SamplingParams:\n"
+          "     def _verify_args(self) -> None:\n"
+          "+        if not math.isfinite(self.temperature):\n"
+          "+            raise ValueError('temperature must be finite')\n"
+          "         if self.temperature < 0:",
+)
+
+
+def test_a_new_raise_the_title_asks_for_gets_no_note() -> None:
+    """"Now raises ValueError; an explicit error where it used to continue?" asks what a
+    title saying the PR rejects that input already answers."""
+    def kinds(title: str) -> list[str]:
+        facts = _pr(_CHECK).model_copy(update={"title": title})
+        return [n.kind for n in build_digest(facts, RULES, "en").structure]
+
+    assert kinds("Reject non-finite temperature values") == []
+    assert kinds("Clamp the temperature") == ["raise-added"]
+
+
+def test_a_quote_that_opens_with_linked_work_is_left_to_the_links_line() -> None:
+    body = ("## Purpose\n\nFollow-up to #48390 (fp32 lm_head via `_verify_args`), requested "
+            "by @reviewer.\n\n"
+            "The check in `_verify_args` is kept explicit.\n")
+    facts = _pr(_CHECK).model_copy(update={"body": body})
+    digest = build_digest(facts, RULES, "en")
+    assert [link.number for link in digest.links] == [48390]
+    quotes = [d.quote for d in digest.decisions]
+    assert any("kept explicit" in q for q in quotes)
+    assert not any("48390" in q for q in quotes)
+    # Without the links line to say it, the sentence is a quote like any other.
+    unlinked = _pr(_CHECK).model_copy(update={"body": body.replace("#48390", "the fp32 PR")})
+    assert any("fp32 PR" in d.quote for d in build_digest(unlinked, RULES, "en").decisions)
+
+
+def test_a_condition_moved_into_a_new_function_is_not_said_to_have_changed() -> None:
+    """The old check added again elsewhere in the file moved; the new check beside it is
+    no replacement of it. A condition really replaced is still a note."""
+    def conditions(*added_elsewhere: str) -> list[tuple[str, ...]]:
+        patch = (
+            "@@ -40,4 +40,4 @@ class Renderer:\n"
+            "     def warmup(self) -> None:\n"
+            "-        if self.mm_processor:\n"
+            "+        if self._warmup_future is not None:\n"
+            "             self.run()\n"
+            "@@ -90,2 +90,6 @@ class Renderer:\n"
+            "+    def warmup_mm(self) -> None:\n"
+            + "".join(f"+        {line}\n" for line in added_elsewhere)
+            + "+            self.run_mm()\n"
+        )
+        changed = ChangedFile(filename="vllm/renderers/base.py", additions=6, deletions=1,
+                              patch=patch)
+        digest = build_digest(_pr(changed), RULES, "en")
+        return [n.details for n in digest.structure if n.kind == "condition"]
+
+    assert conditions("if self.mm_processor:") == []
+    assert conditions("if self.ready:") == [
+        ("if self.mm_processor:", "if self._warmup_future is not None:")
+    ]

@@ -107,3 +107,9 @@ def _add(
     key = (target.lower(), value)
     if key not in found:
         found[key] = Link(kind, value, target)
+
+
+def opens_with_a_link(sentence: str) -> bool:
+    """Whether the sentence opens by naming linked work ("Follow-up to #48390 (…)",
+    "Supersedes #123."): the Linked work line says that already."""
+    return _CUE_PATTERN.match(sentence.lstrip(" \t*_>-“\"")[:_MAX_LINE]) is not None

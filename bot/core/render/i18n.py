@@ -122,6 +122,14 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "no results in the {section} section",
         "zh": "{section} 部分没有结果",
     },
+    "risk.missing-test-results.device-only": {
+        "en": "the changed code runs only where {section}: a run on such a device",
+        "zh": "改动的代码只在 {section} 时运行:需要在这类设备上运行",
+    },
+    "risk.missing-test-results.device-entry": {
+        "en": "the change only adds table entries for device {section}: a run on that device",
+        "zh": "改动只为设备 {section} 添加表项:需要在该设备上运行",
+    },
     "risk.missing-test-results.no-sections": {
         "en": "no Test Plan or Test Result section",
         "zh": "没有 Test Plan 或 Test Result 部分",

@@ -280,7 +280,12 @@ def start_lines(digest: Digest, d: Detail) -> Iterator[str]:
         for m in digest.mentions
         if (m.defined or m.kind == "file") and not m.file.startswith("tests/")
     ]
-    files = list(dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files]))
+    files = [
+        f for f in dict.fromkeys([*pointed, *by_file, *mentioned, *digest.start_files])
+        # A test file with nothing named is a bare path the file list already shows
+        # (judged generic); code and docs files keep theirs (the place to read first).
+        if by_file.get(f) or mentioned.get(f) or not read_after_the_code(f)
+    ]
     files.sort(key=read_after_the_code)
     # Where to start is a reading order, not an index: the first few files. No "… and N
     # more" line: judged noise every time (the file list has them all).

@@ -198,6 +198,20 @@ class RiskSettings(BaseModel):
             r"""^\[[\w.\s"',]*\][\w.\s,]*$""",
         ]
     )
+    # Regexes (case-insensitive) on one added line (without "+" and indentation) that
+    # gate what follows in its hunk to one kind of device: a condition on a device
+    # property (shared memory, compute capability, an SM or gfx arch) or a table entry
+    # keyed by a compute capability. Code added only behind such gates cannot get a
+    # regression test that fails in CI without that device: missing-tests is noted, not
+    # raised (the ask a reviewer makes there is a run on the device).
+    hardware_gate_patterns: list[str] = Field(
+        default_factory=lambda: [
+            r"^(?:#\s*|\}\s*)?(?:else\s+)?(?:el)?if\b.*(?:smem|shared_?mem|device_capability"
+            r"|compute_capability|__CUDA_ARCH__|\bsm_?\d{2,3}\b|\bgfx\d{3,4})",
+            r"""^(?:["']\d{1,2}\.\d{1,2}["']|\(\d{1,2},\s*\d{1,2}\)"""
+            r"""|["'](?:sm_?|gfx)\d{2,4}\w?["']|1[0-3]\d)\s*:""",
+        ]
+    )
     # Regexes (case-insensitive) in the title or body that mean "this goes to a release".
     backport_patterns: list[str] = Field(
         default_factory=lambda: [
@@ -237,7 +251,7 @@ class RiskSettings(BaseModel):
     def _one_regex(cls, value: str) -> str:
         return _check_regex(value)
 
-    @field_validator("backport_patterns", "plumbing_line_patterns")
+    @field_validator("backport_patterns", "plumbing_line_patterns", "hardware_gate_patterns")
     @classmethod
     def _regexes(cls, value: list[str]) -> list[str]:
         return [_check_regex(v) for v in value]

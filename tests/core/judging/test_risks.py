@@ -591,6 +591,80 @@ def test_missing_tests_not_on_a_performance_change() -> None:
     assert "missing-tests" in assess(pr(code, title="[Kernel] Swizzle"), "## Purpose\nFix.")
 
 
+SMEM_BRANCH = (
+    "@@ -132,8 +133,10 @@ void launch_persistent_topk(const Tensor& logits,\n"
+    "     if (needs_cooperative && total_ctas > hw_resident_cap) {\n"
+    "-      STD_TORCH_CHECK(\n"
+    "-          max_smem_per_block >= 128 * 1024,\n"
+    "-          \"fallback requires >=128KB smem (have \", max_smem_per_block, \").\");\n"
+    "+      // Low-smem devices take the generic decode kernel.\n"
+    "+      if (max_smem_per_block < 128 * 1024) {\n"
+    "+        top_k_per_row_decode(logits, next_n, lengths, output, num_rows);\n"
+    "+        return;\n"
+    "+      }\n"
+    "       cudaError_t status = launch_filtered(logits);\n"
+)
+CAPABILITY_ENTRIES = (
+    "@@ -47,6 +47,12 @@ CUSTOM_ALL_REDUCE_MAX_SIZES = {\n"
+    "         8: 4 * MiB,  # 4 MB\n"
+    "     },\n"
+    "+    \"10.7\": {  # reuse the 10.3 thresholds\n"
+    "+        2: 4 * MiB,\n"
+    "+        8: 4 * MiB,\n"
+    "+    },\n"
+    " }\n"
+)
+
+
+def test_missing_tests_is_low_behind_a_hardware_gate() -> None:
+    """A branch only a device property reaches (an smem threshold, a compute capability's
+    table entry) cannot fail a CI test without that device: the ask is a run on one, which
+    the results line names."""
+    empty = EMPTY_SECTIONS
+    core = area("kernels", ("csrc/topk.cu",), criticality="high")
+    smem = assess(pr(_source("csrc/topk.cu", SMEM_BRANCH, 9, 10)), empty, (core,))
+    assert smem["missing-tests"].severity == "low"
+    assert smem["missing-test-results"].severity == "medium"
+    assert smem["missing-test-results"].evidence == (
+        "empty Test Plan and Test Result sections",
+        "the changed code runs only where max_smem_per_block < 128 * 1024: "
+        "a run on such a device",
+    )
+    table = "vllm/distributed/device_communicators/all_reduce_utils.py"
+    comm = area("distributed", (table,), criticality="high")
+    entries = assess(pr(_source(table, CAPABILITY_ENTRIES, 6, 0)), empty, (comm,), lang="zh")
+    assert entries["missing-tests"].severity == "low"
+    assert "改动只为设备 10.7 添加表项" in entries["missing-test-results"].evidence[1]
+    # Code past the gate's hunk runs everywhere: the regression test is asked for.
+    ungated = CAPABILITY_ENTRIES + "@@ -90,2 +96,3 @@ def pick(size):\n+    size = size * 2\n"
+    both = assess(pr(_source(table, ungated, 7, 0)), empty, (comm,))
+    assert both["missing-tests"].severity == "medium"
+    assert "missing-test-results" not in both  # told once, as a clue of missing-tests
+    # A removed check no gate replaces is a change on every device.
+    removed = "@@ -1,2 +1,1 @@\n-    if size > limit:\n-        size = limit\n     return size\n"
+    assert assess(pr(_source(table, removed, 0, 12)), empty)["missing-tests"].severity == "medium"
+
+
+def test_no_missing_test_results_for_a_docstring_only_code_change() -> None:
+    """Docs plus a docstring: nothing runs differently, so there is no output to paste."""
+    docs = pr(_source("vllm/config/scheduler.py", DOCSTRING_ONLY, 2, 0), "docs/serving/dp.md")
+    told = assess(docs, "## Purpose\nDocument the scope.", (SCHEDULER,))
+    assert set(told) & {"missing-test-results", "missing-tests"} == set()
+    code = pr(_source("vllm/config/scheduler.py", CODE_CHANGE, 12, 2), "docs/serving/dp.md")
+    fixed = assess(code, "## Purpose\nFix.", (SCHEDULER,))["missing-tests"]
+    assert "no Test Plan or Test Result section" in fixed.evidence
+
+
+def test_missing_test_results_is_low_when_the_weighty_area_holds_no_source() -> None:
+    """A CI image's Dockerfile in a critical area is checked by the build it changes."""
+    docker = area("rocm", ("docker/Dockerfile.rocm",), criticality="high")
+    risk = assess(pr("docker/Dockerfile.rocm"), "## Purpose\nCache the build.", (docker,))
+    assert risk["missing-test-results"].severity == "low"
+    planned = "## Purpose\nFix.\n## Test Plan\nrun the scheduler by hand\n## Test Result\n\n"
+    scheduler = assess(pr(SCHEDULER_FILE), planned, (SCHEDULER,))
+    assert scheduler["missing-test-results"].severity == "medium"
+
+
 # --- an empty Test Plan and Test Result, told once -------------------------------------
 
 

@@ -17,7 +17,7 @@ from bot.core.reading.links import find_links
 from bot.core.reading.mentions import body_names, find_mentions
 from bot.core.reading.prose import prose_units
 from bot.core.reading.specifics import Decision, Link, ValueChange
-from bot.core.reading.structure.read import read_structure
+from bot.core.reading.structure.read import read_structure, unanswered
 from bot.core.reading.symbols import extract_symbols
 from bot.core.reading.value_tables import find_value_changes
 from bot.core.render.i18n import t
@@ -639,3 +639,21 @@ def test_a_why_is_it_needed_heading_is_background_not_a_decision() -> None:
     for heading in ("Why", "Why this approach"):
         (decision,) = harvest_decisions(f"## {heading}\n{reason}\n")
         assert decision.quote == reason
+
+
+def test_a_new_raise_is_no_question_when_the_title_says_the_pr_rejects_input() -> None:
+    """"Now raises ValueError; an explicit error where it used to continue?" is what a PR
+    titled "Reject non-finite temperature" is for; other notes and other titles stay."""
+    check = _patch(
+        "vllm/sampling_params.py",
+        "     def _verify_args(self) -> None:",
+        "+        if not math.isfinite(self.temperature):",
+        "+            raise ValueError(f'temperature must be finite, got {self.temperature}')",
+        "         if self.temperature < 0:",
+        header="class SamplingParams:",
+    )
+    notes = read_structure([check])
+    assert [n.kind for n in notes] == ["raise-added"]
+    assert unanswered(notes, "[Security] Reject non-finite temperature values") == ()
+    assert unanswered(notes, "[Bugfix] Validate tool names early") == ()
+    assert unanswered(notes, "[Sampler] Speed up temperature scaling") == notes

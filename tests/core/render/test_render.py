@@ -463,6 +463,19 @@ def test_where_to_start_puts_the_change_before_its_tests_and_says_each_file_once
     assert "\n- 移动的文件：`tests/test_a.py` → `tests/a/test_a.py`\n" in zh
 
 
+def test_where_to_start_leaves_out_a_test_file_with_nothing_named() -> None:
+    """A bare test path adds nothing the file list does not show (judged generic); a bare
+    code or docs file stays, as the place to read first."""
+    digest = deep_read_digest().model_copy(update={
+        "symbols": (Symbol(file="vllm/v1/queue.py", name="admit", change="modified"),),
+        "start_files": ("tests/v1/test_queue.py", "docs/serving/queue.md"), "removed_files": (),
+    })
+    assert _start_section(render_digest(digest)) == [
+        "- `vllm/v1/queue.py`: `admit`",
+        "- `docs/serving/queue.md`",
+    ]
+
+
 def test_budget_below_minimum_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="budget"):
         render_digest(deep_read_digest(), budget=100)

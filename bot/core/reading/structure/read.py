@@ -16,6 +16,7 @@ from whole hunks' text: `structure_whole`; their notes: `structure_whole_notes`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from bot.core.facts import ChangedFile
@@ -167,3 +168,51 @@ def _one_per_symbol(notes: list[StructureNote], limit: int) -> Iterator[Structur
         count += 1
         if count >= limit:
             return
+
+
+# A title that says the PR rejects some input ("Reject non-finite temperature",
+# "Validate tool names"): an error raised where the code used to continue is its stated
+# purpose, so "an explicit error where it used to continue?" asks what the title answers.
+_REJECTING_TITLE = re.compile(
+    r"\b(?:reject(?:s|ed|ing)?|disallow(?:s|ed|ing)?|forbid(?:s|den|ding)?|refuse(?:s|d)?"
+    r"|validat(?:e|es|ed|ing|ion))\b",
+    re.IGNORECASE,
+)
+
+
+def unanswered(notes: Sequence[StructureNote], title: str) -> tuple[StructureNote, ...]:
+    """The notes whose question the PR's title does not already answer: a new raise in a
+    PR whose title says it rejects input is what the PR is for (blind judges: answered)."""
+    if _REJECTING_TITLE.search(title[:300]) is None:
+        return tuple(notes)
+    return tuple(n for n in notes if n.kind != "raise-added")
+
+
+_MAX_MOVED_LINES = 20_000
+
+
+def not_moved(notes: Sequence[StructureNote], files: Sequence[ChangedFile]
+              ) -> tuple[StructureNote, ...]:
+    """The notes less each "condition changed from A to B" whose old condition A is added
+    again elsewhere in the same file: the check moved (into a new function, say) and B
+    is a new check beside it, not A's replacement (blind judges: a diff artifact)."""
+    conditions = [n for n in notes if n.kind == "condition" and n.details]
+    if not conditions:
+        return tuple(notes)
+    added: dict[str, set[str]] = {}
+    budget = _MAX_MOVED_LINES
+    for changed in files:
+        if changed.filename not in {n.file for n in conditions} or not changed.patch:
+            continue
+        lines = changed.patch.split("\n", budget)[:budget]
+        budget -= len(lines)
+        added[changed.filename] = {
+            line[1:].strip()[:400] for line in lines if line.startswith("+")
+        }
+        if budget <= 0:
+            break
+    return tuple(
+        n for n in notes
+        if not (n.kind == "condition" and n.details
+                and n.details[0].strip() in added.get(n.file, set()))
+    )
