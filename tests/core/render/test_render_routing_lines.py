@@ -1,5 +1,6 @@
 """Routing lines: a catch-all area (every model file) gets no line of its own where a more
-specific area's line already routes all its files and it names no code owner."""
+specific area's line already routes all its files and it names no code owner; suggested
+reviewers that miss every code owner get the specialist owners."""
 
 from __future__ import annotations
 
@@ -50,3 +51,35 @@ def test_the_catch_all_line_stays_when_it_names_a_code_owner() -> None:
     model = _titled(lines, "Model implementation")
     assert len(model) == 1
     assert "qwen-owner" in model[0]
+
+
+KERNEL = "csrc/quantization/gemm_sm120.cu"
+
+
+def _reviewers(codeowners: str) -> tuple[str, ...]:
+    facts = PullRequestFacts(
+        number=60011, title="[Kernel] Fix the sm120 tile size", head_sha="d" * 40, author="someone",
+        body="## Purpose\nFix.\n\n## Test Plan\npytest tests/kernels\n\n## Test Result\npassed\n",
+        files=(ChangedFile(filename=KERNEL, additions=8, deletions=3),),
+        changed_files=1, additions=8, deletions=3)
+    config = RepoConfig(source="base 1a2b3c4", codeowners=parse_codeowners(codeowners))
+    return build_digest(facts, RULES, "en", repo_config=config).reviewers.users
+
+
+def test_a_specialist_owner_the_label_pool_misses_is_suggested_too() -> None:
+    pool = _reviewers("")
+    assert pool
+    assert "gemm-owner" not in pool
+    assert _reviewers(f"/{KERNEL} @gemm-owner\n") == tuple(
+        sorted((*pool, "gemm-owner"), key=str.casefold))
+
+
+def test_a_broad_owner_group_or_an_owner_already_suggested_changes_nothing() -> None:
+    pool = _reviewers("")
+    broad = " ".join(f"@owner{i}" for i in range(4))
+    assert _reviewers(f"/csrc/ {broad}\n") == pool
+    assert _reviewers(f"/{KERNEL} @{pool[0]} @gemm-owner\n") == pool
+
+
+def test_the_author_owning_the_file_is_not_suggested() -> None:
+    assert "someone" not in _reviewers(f"/{KERNEL} @someone\n")
