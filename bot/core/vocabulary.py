@@ -81,6 +81,7 @@ class AreaMatch(BaseModel):
     ci_areas: tuple[str, ...] = ()  # Buildkite test areas (.buildkite/test_areas/<name>.yaml)
     labels: tuple[str, ...] = ()  # labels the rule suggests
     quiet: bool = False  # docs/ci trivia: on its own it never makes a PR worth a comment
+    catch_all: bool = False  # refined by more specific areas (see AreaRule.catch_all)
 
 
 ClueKind = Literal[

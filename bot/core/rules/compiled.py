@@ -52,6 +52,7 @@ class CompiledArea:
     criticality: Criticality
     numerics: bool
     quiet: bool
+    catch_all: bool
     ci_areas: tuple[str, ...]
     labels: tuple[str, ...]
     match: CompiledCondition
@@ -125,6 +126,7 @@ class _Compiler:
             criticality=rule.criticality,
             numerics=rule.numerics,
             quiet=rule.quiet,
+            catch_all=rule.catch_all,
             ci_areas=tuple(rule.ci_areas),
             labels=tuple(rule.routing.labels),
             match=self.condition(rule.match),

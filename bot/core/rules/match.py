@@ -187,6 +187,7 @@ def _area_match(area: CompiledArea, outcome: Outcome, scan: PullRequestScan) -> 
         ci_areas=area.ci_areas,
         labels=area.labels,
         quiet=area.quiet,
+        catch_all=area.catch_all,
     )
 
 

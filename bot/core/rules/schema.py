@@ -131,6 +131,12 @@ class AreaRule(BaseModel):
     criticality: Criticality
     numerics: bool = False
     quiet: bool = False
+    catch_all: bool = Field(
+        default=False,
+        description="A broad area that more specific ones refine (every model file, every "
+                    "kernel): its routing line is left out when another shown area routes "
+                    "all its files and it names no code owner.",
+    )
     # Only a fallback for a repository whose Buildkite config cannot be read at the PR's
     # base: the pipeline's own selection (bot/core/repo_config/pipeline.py) replaces it.
     ci_areas: list[str] = Field(

@@ -197,3 +197,24 @@ def test_reading_time_grows_sublinearly_and_with_criticality() -> None:
     assert judge_verdict(pr(1, 0, name="docs/a.md"), (DOCS,), ()).reading_minutes == 1
     high = judge_verdict(pr(400, 0), (FRONTEND,), (risk("high"),)).reading_minutes
     assert high > minutes(400, (FRONTEND,))
+
+
+def test_a_lead_whose_files_docs_or_ci_also_claim_is_named_by_the_quiet_area() -> None:
+    page = "docs/install/cpu.md"
+    platform = area("hardware", "medium", title="Non-CUDA platforms").model_copy(
+        update={"files": (page,)})
+    docs = DOCS.model_copy(update={"files": (page,)})
+    areas = (platform, docs)
+    call = judge_verdict(pr(5, 5, name=page), areas, ())
+    assert (call.grounds.lead, call.grounds.criticality, call.grounds.more_areas) == (
+        "docs", "low", 1)
+    assert reason(call, areas).startswith("Low-criticality docs (+1 more) change")
+
+
+def test_a_lead_with_code_of_its_own_keeps_its_name() -> None:
+    platform = area("hardware", "medium").model_copy(
+        update={"files": ("vllm/platforms/cpu.py", "docs/install/cpu.md")})
+    docs = DOCS.model_copy(update={"files": ("docs/install/cpu.md",)})
+    call = judge_verdict(pr(10, 2, 2), (platform, docs), ())
+    assert (call.grounds.lead, call.grounds.criticality, call.grounds.more_areas) == (
+        "hardware", "medium", 0)

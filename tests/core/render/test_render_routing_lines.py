@@ -1,0 +1,85 @@
+"""Routing lines: a catch-all area (every model file) gets no line of its own where a more
+specific area's line already routes all its files and it names no code owner; suggested
+reviewers that miss every code owner get the specialist owners."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.core.digest import build_digest
+from bot.core.facts import ChangedFile, PullRequestFacts
+from bot.core.render.sections import who_lines
+from bot.core.repo_config.codeowners import parse_codeowners
+from bot.core.repo_config.config import RepoConfig
+from bot.rulebook.files import load_rules
+
+ROOT = Path(__file__).resolve().parents[3]
+RULES = load_rules(ROOT / "rules")
+VL_MODEL = "vllm/model_executor/models/qwen2_5_vl.py"
+TEXT_MODEL = "vllm/model_executor/models/llama.py"
+
+
+def _lines(paths: tuple[str, ...], codeowners: str = "") -> list[str]:
+    facts = PullRequestFacts(
+        number=60010, title="[Model] Fix the vision tower's padding", head_sha="c" * 40,
+        body="## Purpose\nFix.\n\n## Test Plan\npytest tests/models\n\n## Test Result\npassed\n",
+        files=tuple(ChangedFile(filename=p, additions=6, deletions=2) for p in paths),
+        changed_files=len(paths), additions=6 * len(paths), deletions=2 * len(paths))
+    config = RepoConfig(source="base 1a2b3c4", codeowners=parse_codeowners(codeowners))
+    return list(who_lines(build_digest(facts, RULES, "en", repo_config=config)))
+
+
+def _titled(lines: list[str], title: str) -> list[str]:
+    return [line for line in lines if line.startswith(f"- **{title}**")]
+
+
+def test_a_model_file_a_specific_area_routes_gets_only_that_line() -> None:
+    lines = _lines((VL_MODEL,))
+    assert _titled(lines, "Multimodal input processing")
+    assert not _titled(lines, "Model implementation")
+
+
+def test_the_catch_all_line_stays_for_a_file_no_other_line_routes() -> None:
+    lines = _lines((VL_MODEL, TEXT_MODEL))
+    assert _titled(lines, "Model implementation") == [
+        "- **Model implementation** (2 files) — the model family's owners and whoever ran "
+        "its checkpoint"]
+
+
+def test_the_catch_all_line_stays_when_it_names_a_code_owner() -> None:
+    lines = _lines((VL_MODEL,), codeowners=f"/{VL_MODEL} @qwen-owner\n")
+    model = _titled(lines, "Model implementation")
+    assert len(model) == 1
+    assert "qwen-owner" in model[0]
+
+
+KERNEL = "csrc/quantization/gemm_sm120.cu"
+
+
+def _reviewers(codeowners: str) -> tuple[str, ...]:
+    facts = PullRequestFacts(
+        number=60011, title="[Kernel] Fix the sm120 tile size", head_sha="d" * 40, author="someone",
+        body="## Purpose\nFix.\n\n## Test Plan\npytest tests/kernels\n\n## Test Result\npassed\n",
+        files=(ChangedFile(filename=KERNEL, additions=8, deletions=3),),
+        changed_files=1, additions=8, deletions=3)
+    config = RepoConfig(source="base 1a2b3c4", codeowners=parse_codeowners(codeowners))
+    return build_digest(facts, RULES, "en", repo_config=config).reviewers.users
+
+
+def test_a_specialist_owner_the_label_pool_misses_is_suggested_too() -> None:
+    pool = _reviewers("")
+    assert pool
+    assert "gemm-owner" not in pool
+    assert _reviewers(f"/{KERNEL} @gemm-owner\n") == tuple(
+        sorted((*pool, "gemm-owner"), key=str.casefold))
+
+
+def test_a_broad_owner_group_or_an_owner_already_suggested_changes_nothing() -> None:
+    pool = _reviewers("")
+    broad = " ".join(f"@owner{i}" for i in range(4))
+    assert _reviewers(f"/csrc/ {broad}\n") == pool
+    assert _reviewers(f"/{KERNEL} @{pool[0]} @gemm-owner\n") == pool
+
+
+def test_the_author_owning_the_file_is_not_suggested() -> None:
+    assert "someone" not in _reviewers(f"/{KERNEL} @someone\n")
