@@ -5,7 +5,6 @@ failing, slow or malformed endpoints give today's digest within the timeout, exi
 from __future__ import annotations
 
 import json
-import ssl
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from bot.cli.main import main
 from bot.net.tls import client_context
 from tests.fakes.openai_http import FakeOpenAIServer, Reply
 from tests.markdown_safety import live_markup
+from tests.tls_loads import count_ca_loads
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = ROOT / "tests/fixtures/cli/pr_56904.json"
@@ -139,14 +139,7 @@ def test_each_ask_reuses_the_process_tls_context(
     # A new OpenAI client per job used to load the CA bundle again (~50 ms holding the
     # GIL, while the service's webhook acks waited); the process loads it once.
     client_context()
-    loads: list[object] = []
-    real = ssl.SSLContext.load_verify_locations
-
-    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
-        loads.append(args or kwargs)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    loads = count_ca_loads(monkeypatch)
     path = _first_path()
     good = {"text": f"Start with `{path}`: it holds the change.", "cites": [path]}
     with FakeOpenAIServer([Reply(content=_reply([good]))]) as url:

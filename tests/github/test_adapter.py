@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import ssl
 import time
 import traceback
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +21,7 @@ from tests.fakes.github_http import FakeGitHubServer
 from tests.fakes.github_state import FakeGitHubState
 from tests.github_env import make_factory, make_settings
 from tests.keys import PRIVATE_KEY_PEM, PUBLIC_KEY_PEM
+from tests.tls_loads import count_ca_loads
 
 REPO = "vllm-project/vllm"
 TOKENS = "/app/installations/{installation_id}/access_tokens"
@@ -70,14 +69,7 @@ async def test_jobs_load_no_tls_certificates(
     # ~50 ms each time: several per job, and the webhook acks waited behind them. The
     # factory loads it once, when built at start-up; jobs' clients reuse it.
     factory = make_factory(url)
-    loads: list[object] = []
-    real = ssl.SSLContext.load_verify_locations
-
-    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
-        loads.append(args or kwargs)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    loads = count_ca_loads(monkeypatch)
     for _ in range(3):
         async with factory.for_installation(1) as gh:
             assert (await gh.get_pull(REPO, 1)).number == 1
