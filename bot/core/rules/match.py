@@ -48,17 +48,21 @@ def _capped(reasons: list[Reason]) -> tuple[Evidence, ...]:
 # line that uses one of the area's names, opens an area alone. The rest are weak: a
 # title word, a label (Mergify predicts them from the title and paths), the body's words,
 # a test file, an import, a decorator or interface flag on a class (every model carries
-# `@support_torch_compile` and `SupportsLoRA` without touching the compiler or LoRA):
-# alone they never open an area; two of different kinds do.
+# `@support_torch_compile` and `SupportsLoRA` without touching the compiler or LoRA), a
+# name the file only hands on as a keyword argument (a model calling
+# `get_rope(rope_parameters=...)` consumes RoPE, it does not change it): alone they never
+# open an area; two of different kinds do.
 # Who opened the PR and the branch it targets are facts a rule asks for on purpose.
 _STRONG = frozenset({"path", "code", "author", "base"})
 _SAID = frozenset({"title", "label", "body", "mention"})
 _DECORATOR_OR_BASES = re.compile(r"\s*(?:@|class\s+\w+\s*\()")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _COMMENT = re.compile(r"\s*(?:#|//|/\*|\*)")
 _PROSE_FILE = (".md", ".rst", ".txt")
 _DOCSTRING_QUOTES = ('"""', "'''")
 _WEAK_SIGNALS = (
-    "only a title word, a label, a test file, an import or a class flag matched"
+    "only a title word, a label, a test file, an import, a class flag or a keyword"
+    " argument matched"
     " (one kind): not enough to open the area"
 )
 
@@ -102,6 +106,23 @@ def _classified_lines(patch: str) -> list[tuple[str, str]]:
     return out
 
 
+def _keyword_argument_only(phrase: str, code: list[str]) -> bool:
+    """Whether `phrase` is a name the file passes on as a keyword argument (`name=...`) and
+    never defines or sets: no `def`/`class` of it, no `name:` annotation or key, no
+    `.name = ` or `name[...] = ` assignment. A local of the same name that feeds the
+    keyword (`name = config.name`) is still only passing it on."""
+    if not _IDENTIFIER.fullmatch(phrase):
+        return False
+    name = re.escape(phrase)
+    if not any(re.search(rf"\b{name}=(?!=)", line) for line in code):
+        return False
+    defines = re.compile(
+        rf"\b(?:def|class)\s+{name}\b|\b{name}\b['\"]?\s*:(?!=)"
+        rf"|\.{name}\s*(?:\[[^\]]*\])?\s*[-+*/|&]?=(?!=)|\b{name}\s*\[[^\]]*\]\s*[-+*/|&]?=(?!=)"
+    )
+    return not any(defines.search(line) for line in code)
+
+
 def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) -> str | None:
     """The kind of signal one reason is (see _STRONG); None when it is none at all (a
     phrase found only in a comment, or in a test's added lines)."""
@@ -117,8 +138,12 @@ def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) ->
     if path.endswith(_PROSE_FILE):
         return "said"
     phrase = phrase.removesuffix("…")
-    kinds = {kind for kind, line in lines_of(path) if phrase in line}
-    for kind in ("code", "flag", "import"):
+    lines = lines_of(path)
+    kinds = {kind for kind, line in lines if phrase in line}
+    code = [line for kind, line in lines if kind == "code" and phrase in line]
+    if code and _keyword_argument_only(phrase, code):
+        kinds = (kinds - {"code"}) | {"argument"}
+    for kind in ("code", "flag", "import", "argument"):
         if kind in kinds:
             return kind
     return None

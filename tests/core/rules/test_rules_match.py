@@ -274,6 +274,33 @@ def test_a_decorator_or_interface_flag_alone_opens_no_area() -> None:
     assert fired(rules, facts("vllm/lora/worker_manager.py", patch=uses))
 
 
+def test_a_name_only_passed_on_as_a_keyword_argument_alone_opens_no_area() -> None:
+    rules = one_rule("{added: '\\b(rope_parameters)\\b'}")
+    model = "vllm/model_executor/models/new.py"
+    passes = _patch(
+        "        rope_parameters = config.rope_parameters.get(layer_type)",
+        "        self.rotary_emb = get_rope(self.head_dim, rope_parameters=rope_parameters)",
+        "        if rope_parameters is not None:",
+    )
+    assert not fired(rules, facts(model, patch=passes))
+    trace = match_areas(facts(model, patch=passes), rules).trace
+    assert "keyword argument" in trace[0].note
+    # A second kind of signal beside it opens the area.
+    both = one_rule("{any: [{added: '\\b(rope_parameters)\\b'}, {title: '(?i)rope'}]}")
+    assert fired(both, facts(model, patch=passes, title="Fix RoPE scaling"))
+    # A file that defines, sets or changes the name does change the area.
+    for changes in (
+        "    def rope_parameters(self) -> dict:",
+        "        self.rope_parameters = {'rope_type': 'yarn'}",
+        "        rope_parameters['factor'] = 4.0",
+        "    rope_parameters: dict | None = None,",
+    ):
+        hand_over = "        get_rope(8, rope_parameters=rope_parameters)"
+        assert fired(rules, facts(model, patch=_patch(hand_over, changes)))
+    # Without the keyword hand-over it is ordinary code that uses the name.
+    assert fired(rules, facts(model, patch=_patch("        p = config.rope_parameters")))
+
+
 def test_without_a_file_list_the_title_still_opens_an_area() -> None:
     assert fired(one_rule("{title: '(?i)lora'}"), facts(title="LoRA fix"))
 
