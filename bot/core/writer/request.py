@@ -14,8 +14,10 @@ from bot.core.writer.packet import Packet
 from bot.core.writer.reply import reply_schema
 
 # Moves whenever the prompt, the schema or the packet's layout changes: cached written
-# results are keyed by (packet sha256, model, PROMPT_VERSION).
-PROMPT_VERSION = "writer-1"
+# results are keyed by (packet sha256, model, PROMPT_VERSION), so a result written under
+# the old prompt is not served for the new one. writer-2: tighter `gaps`/`not_needed`
+# guidance (the recorded completions in tests/fixtures/writer were made with writer-1).
+PROMPT_VERSION = "writer-2"
 SCHEMA_NAME = "pr_digest_writing"
 DEFAULT_MAX_TOKENS = 2048
 
@@ -35,7 +37,13 @@ file list is incomplete, a file absent from it may still be in the pull request.
 why they were made (from the description, comments added in the patch and the code), \
 what depends on them, and what to verify. Do not restate the title or the description.
 4. `not_needed`: what the reviewer need not re-check, and why (already tested in the \
-patch, unchanged behaviour, a mechanical rename). `gaps`: what is missing or unverified.
+patch, a mechanical rename, behaviour the change could have altered but does not). List \
+code as untouched only where a reviewer would otherwise re-check it; an added import \
+needs no mention. `gaps`: what is missing or unverified that this patch or its \
+conversation gives a concrete reason to doubt. Not a standing ask that fits any change \
+(an end-to-end test, more models, a careful read), not a risk nothing in the patch \
+raises, and not a point, another gap or a CI line said again in other words; where a \
+gap makes a listed risk concrete, cite that risk.
 5. `lesson`: where this change teaches something that generalises beyond it (a pattern \
 sibling code should follow, a trap others fall into), one sentence; otherwise null.
 6. Every item cites what it rests on in `cites`: ids in brackets from the facts part \
