@@ -54,7 +54,7 @@ def test_each_pr_shows_the_lines_the_override_adds_and_removes(
     assert set(sections) == {"vllm-project/vllm#42116", "vllm-project/vllm#55691"}
     frontend = sections["vllm-project/vllm#42116"]
     assert "+- **OpenAI-compatible protocol** (1 file) — frontend maintainers" in frontend
-    assert any(line.startswith("+High-criticality OpenAI-compatible protocol") for line in
+    assert any(line.startswith("+OpenAI-compatible protocol") for line in
                frontend)
     assert sections["vllm-project/vllm#55691"][1:3] == [
         "-Only Documentation and examples changes, +1/−0 in 1 file",

