@@ -163,7 +163,7 @@ def build_digest(
         repo_labels=repo_labels,
         reviewers=_with_specialist_owners(
             _without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
-            owners),
+            owners, facts.files),
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
@@ -298,28 +298,35 @@ def _without_author(reviewers: Reviewers, author: str) -> Reviewers:
 # A CODEOWNERS entry naming this many people or fewer is a specialist's (the XPU
 # platform file's, the LoRA kernels'), not a broad group's (config/, every model).
 MAX_SPECIALIST_OWNERS = 3
+MAX_SPECIALISTS_ADDED = 3
 
 
-def _with_specialist_owners(reviewers: Reviewers, owners: Owners | None) -> Reviewers:
-    """Suggested reviewers that share no one with the changed files' code owners also get
-    those files' specialist owners: blind judges called the label pools alone misdirected
-    on an XPU-only, a LoRA-kernel and a KV-offloading change whose owners went unnamed.
+def _with_specialist_owners(
+    reviewers: Reviewers, owners: Owners | None, files: Sequence[ChangedFile]
+) -> Reviewers:
+    """Suggested reviewers also get the specialist owners (at most three people) of each
+    changed source file none of whose owners the label pools name, the most changed file
+    first, at most MAX_SPECIALISTS_ADDED people in all. Blind judges called the label
+    pools alone misdirected on an XPU-only, a LoRA-kernel and a KV-offloading change whose
+    owners went unnamed, and on a model change routed to the kernel pool, which named an
+    owner of the MoE runner it touched but not the model file's owner.
     No pool means no line to correct: the area line names the owners already.
     `owners` comes without the PR's author."""
     if owners is None or not (reviewers.users or reviewers.teams):
         return reviewers
-    suggested = {user.casefold() for user in reviewers.users}
-    every_owner = {o.lstrip("@").casefold() for _, who in owners.by_file for o in who}
-    if not every_owner or suggested & every_owner:
+    users = {user.casefold(): user for user in reviewers.users}
+    owned = dict(owners.by_file)
+    added = 0
+    for f in sorted(files, key=lambda f: -(f.additions + f.deletions)):
+        who = [o.lstrip("@") for o in owned.get(f.filename, ()) if "/" not in o]
+        if (is_test_path(f.filename) or not who or len(who) > MAX_SPECIALIST_OWNERS
+                or any(o.casefold() in users for o in who)
+                or added + len(who) > MAX_SPECIALISTS_ADDED):
+            continue
+        users |= {o.casefold(): o for o in who}
+        added += len(who)
+    if not added:
         return reviewers
-    specialists = {
-        o.lstrip("@").casefold(): o.lstrip("@")
-        for _, who in owners.by_file if len(who) <= MAX_SPECIALIST_OWNERS
-        for o in who if "/" not in o
-    }
-    if not specialists:
-        return reviewers
-    users = {user.casefold(): user for user in reviewers.users} | specialists
     return reviewers.model_copy(update={"users": tuple(users[k] for k in sorted(users))})
 
 

@@ -36,7 +36,10 @@ A part marked INCOMPLETE is cut: do not reason about what it does not show. When
 file list is incomplete, a file absent from it may still be in the pull request.
 3. Explain what a reviewer cannot see at a glance: the author's design decisions and \
 why they were made (from the description, comments added in the patch and the code), \
-what depends on them, and what to verify. Do not restate the title or the description. A point that asks the reviewer to check something names what in the patch, the description or the comments gives reason to doubt it; a question that nothing you were given raises ("check whether this also holds for X") is not a point.
+what depends on them, and what to verify. Do not restate the title or the description. \
+A point that asks the reviewer to check something names what in the patch, the \
+description or the comments gives reason to doubt it; a question that nothing you were \
+given raises ("check whether this also holds for X") is not a point.
 4. `not_needed`: what the reviewer need not re-check, and why (already tested in the \
 patch, a mechanical rename, behaviour the change could have altered but does not). List \
 code as untouched only where a reviewer would otherwise re-check it; an added import \
@@ -54,7 +57,10 @@ what you were given; anything else will be discarded.
 7. Write for the reviewer, in plain words. Never mention how this request is built: no \
 "packet", "fact", "fact id", "part", "analyser", "digest", "JSON" or key names such as \
 verdict_grounds in any text. Put code identifiers and paths in backticks.
-8. Every item says something no other item says: a `not_needed` entry or a gap never repeats a point in other words, and a point never repeats another. Fewer, sharper items are better than five where two overlap. At most 5 points, each one or two sentences. `summary`: one or two sentences on what \
+8. Every item says something no other item says: a `not_needed` entry or a gap never \
+repeats a point in other words, and a point never repeats another. Fewer, sharper \
+items are better than five where two overlap. At most 5 points, each one or two \
+sentences. `summary`: one or two sentences on what \
 the change does and why it matters. `title`: a one-line title of the change."""
 
 LANGUAGE_LINE: dict[Lang, str] = {

@@ -98,3 +98,32 @@ def test_a_broad_owner_group_or_an_owner_already_suggested_changes_nothing() -> 
 
 def test_the_author_owning_the_file_is_not_suggested() -> None:
     assert "someone" not in _reviewers(f"/{KERNEL} @someone\n")
+
+
+MODEL = "vllm/model_executor/models/nemotron_h.py"
+
+
+def _reviewers_of(files: tuple[tuple[str, int], ...], codeowners: str) -> tuple[str, ...]:
+    facts = PullRequestFacts(
+        number=60012, title="[Perf] Overlap the MoE all-reduce", head_sha="e" * 40,
+        author="someone", body="## Purpose\nFaster.\n",
+        files=tuple(ChangedFile(filename=f, additions=n, deletions=0) for f, n in files),
+        changed_files=len(files), additions=sum(n for _, n in files))
+    config = RepoConfig(source="base 1a2b3c4", codeowners=parse_codeowners(codeowners))
+    return build_digest(facts, RULES, "en", repo_config=config).reviewers.users
+
+
+def test_a_file_whose_owners_the_pool_misses_gets_its_owner_though_another_file_is_covered(
+) -> None:
+    files = ((KERNEL, 5), (MODEL, 20))
+    owners = f"/{KERNEL} @mgoin\n/{MODEL} @model-owner\n"
+    assert "model-owner" in _reviewers_of(files, owners)
+    assert "model-owner" not in _reviewers_of(files, f"/{KERNEL} @mgoin\n")
+
+
+def test_specialists_added_stop_at_three_people_the_most_changed_file_first() -> None:
+    files = ((KERNEL, 5), (MODEL, 20), (TEXT_MODEL, 10))
+    owners = (f"/{KERNEL} @mgoin\n/{MODEL} @a-owner @b-owner\n"
+              f"/{TEXT_MODEL} @c-owner @d-owner\n")
+    added = set(_reviewers_of(files, owners)) - set(_reviewers_of(files, ""))
+    assert added == {"a-owner", "b-owner"}
