@@ -179,6 +179,9 @@ class _Checker:
                          for fact in packet.facts if fact.id.startswith("risk.")}
         self.changed = {str(fact.data.get("name")): str(fact.data.get("change"))
                         for fact in packet.facts if fact.id.startswith("symbol.")}
+        # The project's own name in prose ("vLLM" for vllm-project/vllm) is no identifier.
+        self.project_names = frozenset(
+            part.casefold() for part in re.split(r"[/_-]", packet.repo) if part)
 
     def known_cite(self, cite: str) -> bool:
         cite = cite.strip().strip("`[]")
@@ -243,7 +246,8 @@ class _Checker:
                 return "unknown-login", f"@{login}"
         prose = _CODE.sub(" ", text)
         for word in _WORD.findall(prose):
-            if _looks_like_code(word) and not self.occurs(word.removesuffix("()")):
+            if (_looks_like_code(word) and word.casefold() not in self.project_names
+                    and not self.occurs(word.removesuffix("()"))):
                 return "unknown-identifier", word
         for number in _NUMBER.findall(_PATH.sub(" ", prose)):
             if not self.occurs(number):

@@ -276,3 +276,15 @@ def test_a_chinese_gap_restating_a_point_is_a_repeat_too() -> None:
     result = verify(_packet("zh"), _reply(point, gaps=[again, other]), lang="zh")
     assert [d.reason for d in result.dropped] == ["repeat"]
     assert [i.text for i in result.section("gaps")] == [other["text"]]
+
+
+def test_the_projects_own_name_in_prose_is_no_unknown_identifier() -> None:
+    facts = FACTS.model_copy(update={"repo": "vllm-project/vllm"})
+    packet = build_packet(build_digest(facts, RULES, "en"), facts)
+    lesson = {"text": "A padding fix in vLLM needs its factor tested.",
+              "cites": ["vllm/v1/spec_decode/scaler.py"]}
+    assert verify(packet, _reply(GOOD, lesson=lesson)).dropped == ()
+    other = {"text": "A padding fix in sgLang needs its factor tested.",
+             "cites": ["vllm/v1/spec_decode/scaler.py"]}
+    assert [d.reason for d in verify(packet, _reply(GOOD, lesson=other)).dropped] == [
+        "unknown-identifier"]
