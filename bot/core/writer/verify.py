@@ -59,7 +59,9 @@ _STOP_WORDS = (
 _STOP = frozenset(_STOP_WORDS.split())
 _LINE_CITE = re.compile(r"^(.+?):(\d+)(?:-(\d+))?$")
 # Clauses: a sentence, or its parts around a colon, a semicolon or "but"/"while"/"so".
-_CLAUSE = re.compile(r"(?<=[.:;!?。：；])\s+|,?\s+(?:but|while|so|whereas)\s+|但|而")
+# A relative clause (", which `test_x` covers") says something of another subject.
+_CLAUSE = re.compile(
+    r"(?<=[.:;!?。：；])\s+|,?\s+(?:but|while|so|whereas)\s+|,\s+which\s+|但|而")
 
 
 def verify(packet: Packet, raw_reply_text: str, *, model: str = "", lang: str = "en"

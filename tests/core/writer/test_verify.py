@@ -208,9 +208,12 @@ def test_unchanged_said_of_another_clause_is_no_contradiction() -> None:
     cites = ["vllm/v1/spec_decode/scaler.py"]
     other = {"text": "Its callers are unchanged: `scale` now doubles the factor.",
              "cites": cites}
+    relative = {"text": "Loaders keep their defaults untouched, which `scale` relies on.",
+                "cites": cites}
     same = {"text": "`scale` is unchanged by this PR.", "cites": cites}
-    result = verify(_packet(), _reply(other, same))
-    assert [item.text for item in result.section("points")] == [other["text"]]
+    result = verify(_packet(), _reply(other, relative, same))
+    assert [item.text for item in result.section("points")] == [other["text"],
+                                                                 relative["text"]]
     assert [d.reason for d in result.dropped] == ["contradicts-change"]
 
 
