@@ -130,17 +130,17 @@ class LedgerStore(Protocol):
 
 
 class Ledger:
-    def __init__(self, path: Path | str, *, clock: Callable[[], float] = time.time,
-                 writer: SqliteWriter | None = None) -> None:
-        """`writer`: the connection of the job store on the same file. One connection
-        per file: with two, a webhook's ack waited in SQLite's busy handler (sleeps of
-        up to 100 ms) while a job's ledger transaction held the write lock; on one they
-        queue on a lock that wakes the next at once."""
-        if writer is None:
-            self._writer = SqliteWriter(str(path), _SCHEMA)
+    def __init__(self, source: Path | str | SqliteWriter, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        """`source`: the database file, or the connection of the job store on that file.
+        One connection per file: with two, a webhook's ack waited in SQLite's busy
+        handler (sleeps of up to 100 ms) while a job's ledger transaction held the write
+        lock; on one they queue on a lock that wakes the next at once."""
+        if isinstance(source, SqliteWriter):
+            source.add_schema(_SCHEMA)
+            self._writer = source
         else:
-            writer.add_schema(_SCHEMA)
-            self._writer = writer
+            self._writer = SqliteWriter(str(source), _SCHEMA)
         self._clock = clock
 
     @property

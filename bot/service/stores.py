@@ -48,7 +48,7 @@ def open_stores(settings: Settings) -> Stores:
     url = settings.postgres_url
     if url is None:
         store = SqliteJobStore.from_settings(settings)
-        ledger = Ledger(settings.db_path, writer=store.writer)
+        ledger = Ledger(store.writer)
         create_schema(settings.db_path)
         writer_schema(settings.db_path)
         return Stores(store, ledger, DigestStore(ledger.writer, recent_seconds=recent),

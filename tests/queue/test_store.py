@@ -513,7 +513,7 @@ async def test_the_ledger_and_the_job_store_share_one_connection(tmp_path: Path)
     # between a job's ledger write and a webhook's ack.
     path = tmp_path / "digest.db"
     store = SqliteJobStore(path)
-    ledger = Ledger(path, writer=store.writer)
+    ledger = Ledger(store.writer)
     try:
         assert ledger.writer is store.writer
         await ledger.record_converged(REPO, 7, 1, "f1", open_head="abc")
