@@ -1,5 +1,5 @@
-"""The headline names what the lead area's change touches; slight quiet areas with no one
-to name get no routing line (issue 40 §3-4)."""
+"""The headline reason (the label view's line) names what the lead area's change touches;
+slight quiet areas with no one to name get no routing line (issue 40 §3-4)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from bot.core.digest import build_digest
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.render.comment import render_digest
+from bot.core.render.words import verdict_reason
 from bot.core.repo_config.codeowners import parse_codeowners
 from bot.core.repo_config.config import RepoConfig
 from bot.rulebook.files import load_rules
@@ -38,10 +39,18 @@ def test_the_headline_names_the_changed_symbols_of_the_lead_areas_main_file() ->
     assert digest.verdict_grounds is not None
     assert digest.verdict_grounds.lead == "lora"
     assert "_get_logits" in digest.verdict_grounds.touches
-    headline = render_digest(digest).split("\n")[2]
-    assert "LoRA adapters change in `" in headline
-    assert "_get_logits" in headline
-    assert "（涉及 `" in render_digest(build_digest(_facts(lora), RULES, "zh"))
+    # The label view's line (the JSON's verdict_reason) names them; the comment's heading
+    # keeps the size, and its sections below name the area and the functions.
+    reason = verdict_reason(digest.verdict_grounds, digest.areas, "en")
+    assert reason.startswith("LoRA adapters change in `")
+    assert "_get_logits" in reason
+    zh = build_digest(_facts(lora), RULES, "zh")
+    assert zh.verdict_grounds is not None
+    assert "（涉及 `" in verdict_reason(zh.verdict_grounds, zh.areas, "zh")
+    comment = render_digest(digest).split("\n")
+    assert comment[1].startswith("### ")
+    assert comment[1].endswith(" · +2/−1 in 1 file")
+    assert "LoRA adapters change" not in "\n".join(comment)
 
 
 def test_a_new_file_is_named_as_the_file() -> None:

@@ -40,7 +40,7 @@ from bot.core.render.sections import (
 )
 from bot.core.render.specific import check_lines, link_lines
 from bot.core.render.unavailable import unavailable_lines
-from bot.core.render.words import verdict_reason
+from bot.core.render.words import verdict_reason, verdict_size
 from bot.core.render.written import (
     said_risks,
     summary_line,
@@ -230,13 +230,19 @@ def _head(digest: Digest, written: WriterResult | None = None) -> Iterator[str]:
     if digest.verdict != "quiet":
         minutes = t(lang, "render.minutes", minutes=max(1, digest.reading_minutes))
         headline = f"{headline} · {minutes}"
-    worded = verdict_reason(digest.verdict_grounds, digest.areas, lang) \
-        if digest.verdict_grounds else ""
-    reason = worded or (
-        t(lang, "render.quiet_reason") if digest.verdict == "quiet" else ""
-    )
+    grounds = digest.verdict_grounds
+    if grounds is not None and grounds.lead and digest.verdict != "quiet":
+        # A lead area's reason line only named the area and the functions the sections
+        # below name again: the heading keeps what the minutes rest on.
+        headline = f"{headline} · {verdict_size(grounds, lang)}"
+        reason = ""
+    else:
+        worded = verdict_reason(grounds, digest.areas, lang) if grounds else ""
+        reason = worded or (
+            t(lang, "render.quiet_reason") if digest.verdict == "quiet" else ""
+        )
     yield render_marker(digest_marker(digest))
-    yield f"### {sanitize_trusted(headline, 120)}"
+    yield f"### {sanitize_trusted(headline, 200)}"
     if digest.ai_assisted:
         # Where a reviewer triages: the author ticked the template's AI-assistance box.
         reason = f"{reason} · {t(lang, 'render.ai_assisted')}" if reason else t(

