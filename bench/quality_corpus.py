@@ -27,7 +27,14 @@ from typing import Any
 
 import yaml
 
-from bench.corpus.cases import CorpusCase, Rendered, digest_document, render_case, sha256
+from bench.corpus.cases import (
+    CorpusCase,
+    Rendered,
+    content_sha,
+    digest_document,
+    render_case,
+    sha256,
+)
 from bench.corpus.items import KIND_NAMES, KINDS, Item, split_items
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +77,12 @@ class Judgement:
     verdict_fits: bool | None
     points: tuple[Point, ...]
     items: Mapping[str, Verdict]
+    content: str = ""  # the judged digest's content_sha (its text without the marker)
+
+    def judged_as(self, digest_sha: str, content: str = "") -> bool:
+        """Whether this judgement was made on that digest: the same Markdown, or the
+        same text under a marker that moved (bench.corpus.cases.content_sha)."""
+        return self.digest == digest_sha or bool(self.content and self.content == content)
 
 
 def _choice(value: Any, allowed: Iterable[str], what: str, where: str) -> str:
@@ -113,6 +126,7 @@ def parse_judgement(raw: Any, where: str) -> Judgement:
         pr=int(raw["pr"]),
         brief=str(raw.get("brief") or ""),
         digest=str(raw.get("digest") or ""),
+        content=str(raw.get("content") or ""),
         verdict_fits=fits if isinstance(fits, bool) else None,
         points=points,
         items=items,
@@ -172,6 +186,7 @@ def score_pr(
     items: Sequence[Item],
     digest_sha: str,
     judgement: Judgement | None,
+    content: str = "",
 ) -> PrScore:
     kinds: dict[str, KindCount] = {}
     visible = visible_noise = collapsed_noise = specific = unjudged = 0
@@ -216,7 +231,7 @@ def score_pr(
         points=len(points),
         made_any=sum(MADE[p.made] for p in points),
         made_visible=sum(MADE[p.made] for p in points if p.where == "visible"),
-        stale=judgement is not None and judgement.digest != digest_sha,
+        stale=judgement is not None and not judgement.judged_as(digest_sha, content),
         verdict_fits=judgement.verdict_fits if judgement else None,
         kinds=kinds,
         noise_items=tuple(noise_items),
@@ -429,6 +444,7 @@ def measure(cases: Sequence[CorpusCase], judgements: Mapping[int, Judgement],
                 split_items(rendered.markdown),
                 sha256(digest_document(rendered)),
                 judgements.get(case.number),
+                content_sha(digest_document(rendered)),
             )
         )
     return scores

@@ -100,6 +100,14 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def content_sha(document: str) -> str:
+    """sha256 of digest.md without its hidden marker line. The marker names the rules'
+    version, which any rule edit moves, while no reader sees it (JUDGE.md: not an item):
+    a digest whose visible and collapsed text is unchanged keeps its judged points."""
+    first, _, rest = document.partition("\n")
+    return sha256(rest if first.startswith("<!-- pr-digest ") else document)
+
+
 def digest_document(rendered: Rendered) -> str:
     """digest.md: the posted Markdown, or a line saying nothing is posted (a quiet PR).
     Its sha256 is the `digest:` a judgement records and the report compares."""

@@ -9,6 +9,9 @@
   packets OUT_DIR [--only pr…] blind judge packets, one folder per PR; with --rejudge only
                                the PRs whose digest changed, their new items marked JUDGE
   merge DIR                    fold re-judged YAML (DIR/pr*.yaml) into bench/judged/corpus
+  content [--writer DIR]       record each judgement's content sha (its digest without the
+                               hidden marker): a rule edit that moves only the marker's
+                               rules version leaves that digest judged
 
 The cache (sdists and the release repository) is --cache, else $PR_DIGEST_CORPUS_DIR,
 else ~/.cache/pr-digest/corpus.
@@ -143,7 +146,7 @@ def _packets(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     import yaml
 
-    from bench.corpus.cases import load_corpus, render_case
+    from bench.corpus.cases import content_sha, digest_document, load_corpus, render_case, sha256
     from bench.corpus.items import split_items
     from bench.corpus.rejudge import merge
     from bench.corpus.written import WRITER_JUDGED, renderer
@@ -165,7 +168,11 @@ def _merge(args: argparse.Namespace) -> int:
         try:
             new = yaml.safe_load(path.read_text(encoding="utf-8"))
             old = yaml.safe_load(carried.read_text(encoding="utf-8")) if carried.exists() else None
-            merged = merge(old, new, split_items(render(case).markdown), str(path))
+            rendered = render(case)
+            document = digest_document(rendered)
+            merged = merge(old, new, split_items(rendered.markdown), str(path))
+            if merged.get("digest") == sha256(document):
+                merged["content"] = content_sha(document)
             parse_judgement(merged, str(path))
         except (yaml.YAMLError, JudgementError) as error:
             print(f"{path}: {error}", file=sys.stderr)
@@ -173,6 +180,35 @@ def _merge(args: argparse.Namespace) -> int:
         stored.write_text(yaml.safe_dump(merged, allow_unicode=True, sort_keys=False,
                                          width=100), encoding="utf-8")
         print(f"{path.stem}: {len(merged['items'])} verdicts")
+    return 0
+
+
+def _content(args: argparse.Namespace) -> int:
+    """Record `content` (the digest's sha without its marker line) in each stored
+    judgement made on today's digest, so a later rule edit that only moves the marker's
+    rules version does not send unchanged digests back to the judges."""
+    import yaml
+
+    from bench.corpus.cases import content_sha, digest_document, load_corpus, render_case, sha256
+    from bench.corpus.written import WRITER_JUDGED, renderer
+    from bench.quality_corpus import JUDGED_DIR
+
+    render = render_case if args.writer is None else renderer(args.writer)
+    into = JUDGED_DIR if args.writer is None else WRITER_JUDGED
+    recorded = 0
+    for case in load_corpus():
+        stored = into / f"{case.name}.yaml"
+        if not stored.exists():
+            continue
+        judged = yaml.safe_load(stored.read_text(encoding="utf-8"))
+        document = digest_document(render(case))
+        if judged.get("digest") != sha256(document) or judged.get("content"):
+            continue
+        judged["content"] = content_sha(document)
+        stored.write_text(yaml.safe_dump(judged, allow_unicode=True, sort_keys=False,
+                                         width=100), encoding="utf-8")
+        recorded += 1
+    print(f"content recorded in {recorded} judgements in {into}")
     return 0
 
 
@@ -228,6 +264,11 @@ def parser() -> argparse.ArgumentParser:
              "bench/judged/writer",
     )
     merge.set_defaults(run=_merge)
+    content = commands.add_parser(
+        "content", help="record each judgement's content sha (its digest without the marker)")
+    content.add_argument("--writer", type=Path, default=None,
+                         help="the written digests' judgements (recorded completions DIR)")
+    content.set_defaults(run=_content)
     return top
 
 

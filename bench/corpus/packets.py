@@ -17,6 +17,7 @@ from bench.corpus.cases import (
     ROOT,
     CorpusCase,
     Rendered,
+    content_sha,
     digest_document,
     load_corpus,
     render_case,
@@ -132,7 +133,7 @@ def write_packet(case: CorpusCase, out_dir: Path, brief: str,
     digest = digest_document(rendered)
     judge: frozenset[int] | None = None
     if rejudge and judgement is not None:
-        if not is_stale(sha256(digest), items, judgement):
+        if not is_stale(sha256(digest), items, judgement, content_sha(digest)):
             return None
         judge = to_judge(items, judgement)
     folder = out_dir / case.name

@@ -29,8 +29,12 @@ def to_judge(items: Sequence[Item], judgement: Judgement | None) -> frozenset[in
     return frozenset(item.id for item in items if key(item.text) not in marks)
 
 
-def is_stale(digest_sha: str, items: Sequence[Item], judgement: Judgement | None) -> bool:
-    return judgement is None or judgement.digest != digest_sha or bool(to_judge(items, judgement))
+def is_stale(digest_sha: str, items: Sequence[Item], judgement: Judgement | None,
+             content: str = "") -> bool:
+    """Whether a digest needs a fresh judge: never judged, new item texts, or other text
+    than the judged digest (`content`: its sha without the hidden marker line)."""
+    return (judgement is None or not judgement.judged_as(digest_sha, content)
+            or bool(to_judge(items, judgement)))
 
 
 def merge(old: Mapping[str, Any] | None, new: Mapping[str, Any],

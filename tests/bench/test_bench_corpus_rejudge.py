@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.corpus.cases import load_corpus, render_case, sha256
+from bench.corpus.cases import content_sha, load_corpus, render_case, sha256
 from bench.corpus.items import Item, split_items
 from bench.corpus.packets import BRIEF, write_packet
 from bench.corpus.rejudge import is_stale, merge, to_judge
@@ -35,6 +35,26 @@ def test_only_the_items_without_a_verdict_on_their_text_are_judged_again() -> No
     assert is_stale("a" * 64, ITEMS[:1], old) is False
     assert is_stale("c" * 64, ITEMS[:1], old) is True  # another digest: points again
     assert is_stale("a" * 64, ITEMS, old) is True
+
+
+MARKER = "<!-- pr-digest v1 sha=abc rules={rules} lang=en verdict=read risk=low -->\n"
+
+
+def test_a_digest_whose_only_change_is_its_hidden_marker_keeps_its_judged_points() -> None:
+    body = "### Read · ~3 min\n\n**Who should read it**\n- **Docs** (1 file)\n"
+    judged_doc, moved_doc = MARKER.format(rules="r1") + body, MARKER.format(rules="r2") + body
+    assert content_sha(judged_doc) == content_sha(moved_doc) == sha256(body)
+    assert content_sha(body + "x") != content_sha(moved_doc)
+    raw = _judgement({ITEMS[0].text: "useful"}, digest=sha256(judged_doc))
+    raw["content"] = content_sha(judged_doc)
+    judged = parse_judgement(raw, "t")
+    assert is_stale(sha256(moved_doc), ITEMS[:1], judged, content_sha(moved_doc)) is False
+    other = MARKER.format(rules="r2") + body.replace("Docs", "CI")
+    assert is_stale(sha256(other), ITEMS[:1], judged, content_sha(other)) is True
+    # a judgement without the content sha (older ones) still needs the same Markdown
+    del raw["content"]
+    assert is_stale(sha256(moved_doc), ITEMS[:1], parse_judgement(raw, "t"),
+                    content_sha(moved_doc)) is True
 
 
 def test_merge_keeps_shown_verdicts_takes_the_new_ones_and_drops_the_gone() -> None:
