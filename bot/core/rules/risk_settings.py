@@ -203,13 +203,15 @@ class RiskSettings(BaseModel):
     # property (shared memory, compute capability, an SM or gfx arch) or a table entry
     # keyed by a compute capability. Code added only behind such gates cannot get a
     # regression test that fails in CI without that device: missing-tests is noted, not
-    # raised (the ask a reviewer makes there is a run on the device).
+    # raised (the ask a reviewer makes there is a run on the device). A bare integer key
+    # counts only as a compute capability vLLM's tables use (100, 101, 103, 107, 110, 120,
+    # 121): any 100-139 also read a size table's `128:`.
     hardware_gate_patterns: list[str] = Field(
         default_factory=lambda: [
             r"^(?:#\s*|\}\s*)?(?:else\s+)?(?:el)?if\b.*(?:smem|shared_?mem|device_capability"
             r"|compute_capability|__CUDA_ARCH__|\bsm_?\d{2,3}\b|\bgfx\d{3,4})",
             r"""^(?:["']\d{1,2}\.\d{1,2}["']|\(\d{1,2},\s*\d{1,2}\)"""
-            r"""|["'](?:sm_?|gfx)\d{2,4}\w?["']|1[0-3]\d)\s*:""",
+            r"""|["'](?:sm_?|gfx)\d{2,4}\w?["']|1(?:0[0137]|10|2[01]))\s*:""",
         ]
     )
     # Regexes (case-insensitive) in the title or body that mean "this goes to a release".

@@ -12,11 +12,13 @@ import yaml
 
 from bot.core.facts import ChangedFile, PullRequestFacts
 from bot.core.findings import CiPlan, CiRun, CiStepRef
-from bot.core.judging.risks import assess_risks, compile_risk_settings
+from bot.core.judging.risks import _hardware_gate, assess_risks, compile_risk_settings
 from bot.core.reading.body import parse_body
 from bot.core.render.words import risk_evidence, risk_text
 from bot.core.rules.risk_settings import RiskSettings
 from bot.core.vocabulary import AreaMatch, Clue, Criticality, Lang, Risk, Severity
+from bot.rulebook.files import load_rules
+from bot.settings.defaults import DEFAULT_RULES_DIR
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = {
@@ -643,6 +645,15 @@ def test_missing_tests_is_low_behind_a_hardware_gate() -> None:
     # A removed check no gate replaces is a change on every device.
     removed = "@@ -1,2 +1,1 @@\n-    if size > limit:\n-        size = limit\n     return size\n"
     assert assess(pr(_source(table, removed, 0, 12)), empty)["missing-tests"].severity == "medium"
+
+
+def test_a_size_table_keyed_by_integers_is_no_hardware_gate() -> None:
+    """`128:` is a size, not a compute capability; `100:` (SM 10.0) is one."""
+    compiled = compile_risk_settings(load_rules(DEFAULT_RULES_DIR).risks)
+    entry = "@@ -10,2 +10,4 @@ SIZES = {{\n     64: 16,\n+    {key}: {{\n+        2: 4 * MiB,\n"
+    assert _hardware_gate(entry.format(key="128"), compiled) == ""
+    assert _hardware_gate(entry.format(key="100"), compiled) == "key:100"
+    assert _hardware_gate(entry.format(key='"10.7"'), compiled) == "key:10.7"
 
 
 def test_no_missing_test_results_for_a_docstring_only_code_change() -> None:
