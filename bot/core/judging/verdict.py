@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.facts import ChangedFile, PullRequestFacts, is_test_path
+from bot.core.reading.prose_lines import prose_only
 from bot.core.vocabulary import AreaMatch, Criticality, Risk, Verdict, VerdictGrounds
 
 CRITICALITY_RANK: dict[Criticality, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
@@ -42,6 +43,17 @@ class VerdictCall(BaseModel):
     verdict: Verdict
     reading_minutes: int = Field(ge=1)
     grounds: VerdictGrounds  # what it weighed; rendering words the one-line reason
+
+
+_PROSE_PAGES = (".md", ".rst", ".txt")
+
+
+def _only_prose(facts: PullRequestFacts) -> bool:
+    """Whether the PR's code files change only comments and docstrings (prose_lines),
+    its other files being tests or docs pages. Unknown patches count as code."""
+    code = [f for f in facts.files
+            if not is_test_path(f.filename) and not f.filename.endswith(_PROSE_PAGES)]
+    return bool(code) and not facts.files_truncated and prose_only(code)
 
 
 def _code_lines(facts: PullRequestFacts) -> tuple[int, int]:
@@ -122,6 +134,10 @@ def judge_verdict(
         verdict = "deep-read"
     else:
         verdict = "read"
+    if verdict != "quiet" and not high_risk and _only_prose(facts):
+        # Docstrings and comments (beside docs pages): nothing runs differently, so
+        # checking the words is a skim (judged: a read overrated a docstring-only PR).
+        verdict = "skim"
     return VerdictCall(
         verdict=verdict,
         reading_minutes=_reading_minutes(facts, code, tests, lead, high_risk),

@@ -218,3 +218,28 @@ def test_a_lead_with_code_of_its_own_keeps_its_name() -> None:
     call = judge_verdict(pr(10, 2, 2), (platform, docs), ())
     assert (call.grounds.lead, call.grounds.criticality, call.grounds.more_areas) == (
         "hardware", "medium", 0)
+
+
+DOCSTRING_PATCH = (
+    "@@ -10,4 +10,7 @@ class SchedulerConfig:\n"
+    "     max_num_seqs: int = 128\n"
+    '     """Maximum number of sequences per iteration.\n'
+    "+\n"
+    "+    Applies per data-parallel rank, not to the whole server; the API server\n"
+    "+    admits requests against it.\n"
+    '     """\n'
+)
+CODE_PATCH = DOCSTRING_PATCH + "+    max_waiting: int = 64\n"
+
+
+def test_a_change_of_docstrings_and_docs_pages_is_a_skim_in_any_area() -> None:
+    """Nothing runs differently: reading the words is a skim, not a read."""
+    def facts(patch: str) -> PullRequestFacts:
+        files = (ChangedFile(filename="vllm/config/scheduler.py", additions=40, deletions=2,
+                             patch=patch),
+                 ChangedFile(filename="docs/serving/dp.md", additions=30, deletions=0))
+        return PullRequestFacts(files=files, changed_files=2, additions=70, deletions=2)
+
+    assert judge_verdict(facts(DOCSTRING_PATCH), (ATTENTION,), ()).verdict == "skim"
+    assert judge_verdict(facts(CODE_PATCH), (ATTENTION,), ()).verdict != "skim"
+    assert judge_verdict(facts(DOCSTRING_PATCH), (ATTENTION,), (risk("high"),)).verdict != "skim"
