@@ -43,6 +43,8 @@ API
   author_type="User", association="NONE", action="created")`;
   `review_event(number, review_id, body, *, author, author_type, state, action)` and
   `review_comment_event(number, comment_id, body, *, author, author_type, action)`.
+- `service_for(state, github_url, workdir, **options)`: a context manager: a started
+  `ServiceProcess` that has learned its own login (GET /app), settled for a first delivery.
 - `wait_until(predicate, timeout=10, interval=0.02, message="") -> None`: polls;
   raises AssertionError (with `message`) on timeout.
 - `writes_for(state, number)` / `calls_for(state, number)`: the fake's call records
@@ -62,7 +64,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -464,3 +467,15 @@ class ServiceProcess:
         wait_until(lambda: len(self.job_records(pr, kind, outcome)) >= count, timeout,
                    interval=0.05, message=f"{count} '{kind}' job(s) {outcome} for PR {pr}")
         return self.job_records(pr, kind, outcome)
+
+
+@contextmanager
+def service_for(state: FakeGitHubState, github_url: str, workdir: Path,
+                **options: Any) -> Iterator[ServiceProcess]:
+    """A started `ServiceProcess` (same options) that has learned its own login: it asks
+    GET /app right after start, and the intake needs the login to recognise its own
+    events. The short settle after it lets that answer land before a first delivery."""
+    with ServiceProcess(github_url, workdir, **options) as service:
+        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
+        time.sleep(0.2)
+        yield service

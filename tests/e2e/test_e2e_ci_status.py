@@ -16,12 +16,11 @@ from tests.fakes.github_state import FakeFile, FakeGitHubState
 from tests.service_harness import (
     BOT,
     REPO,
-    ServiceProcess,
     count_by_route,
     e2e_state,
     fixture,
     pr_event,
-    wait_until,
+    service_for,
     writes_for,
 )
 
@@ -65,9 +64,7 @@ def test_the_builds_status_event_brings_the_not_run_h200_step_into_the_digest(
                               "vllm/multimodal/processing.py", additions=12, deletions=3,
                               patch="@@ -1,2 +1,3 @@ def key():\n+    return (a, b)\n")])
     pull.base_sha = base
-    with ServiceProcess(url, tmp_path) as svc:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+    with service_for(state, url, tmp_path) as svc:
         assert svc.send("pull_request", pr_event("opened", NUMBER, head_sha=HEAD)
                         ).status_code == 202
         svc.wait_for_job(NUMBER)

@@ -21,7 +21,7 @@ from tests.service_harness import (
     calls_for,
     comment_event,
     e2e_state,
-    wait_until,
+    service_for,
 )
 
 pytestmark = pytest.mark.slow
@@ -48,9 +48,7 @@ def state() -> FakeGitHubState:
 def svc(state: FakeGitHubState,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     with FakeGitHubServer(state) as url, \
-            ServiceProcess(url, tmp_path_factory.mktemp("e2e-cmd-sec")) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+            service_for(state, url, tmp_path_factory.mktemp("e2e-cmd-sec")) as service:
         yield service
 
 

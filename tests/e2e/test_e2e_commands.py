@@ -23,7 +23,7 @@ from tests.service_harness import (
     comment_event,
     e2e_state,
     pr_event,
-    wait_until,
+    service_for,
 )
 
 pytestmark = pytest.mark.slow
@@ -46,10 +46,7 @@ def state() -> FakeGitHubState:
 def svc(state: FakeGitHubState,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     with FakeGitHubServer(state) as url, \
-            ServiceProcess(url, tmp_path_factory.mktemp("e2e-commands")) as service:
-        # Its own login comes from GET /app just after start; the intake needs it.
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+            service_for(state, url, tmp_path_factory.mktemp("e2e-commands")) as service:
         yield service
 
 

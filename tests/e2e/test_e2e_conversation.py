@@ -27,7 +27,7 @@ from tests.service_harness import (
     pr_event,
     review_comment_event,
     review_event,
-    wait_until,
+    service_for,
     writes_for,
 )
 
@@ -62,9 +62,7 @@ def state() -> FakeGitHubState:
 def svc(state: FakeGitHubState,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     with FakeGitHubServer(state) as url, \
-            ServiceProcess(url, tmp_path_factory.mktemp("e2e-conversation")) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+            service_for(state, url, tmp_path_factory.mktemp("e2e-conversation")) as service:
         yield service
 
 

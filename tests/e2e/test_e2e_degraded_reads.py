@@ -25,6 +25,7 @@ from tests.service_harness import (
     ServiceProcess,
     e2e_state,
     pr_event,
+    service_for,
     wait_until,
 )
 
@@ -56,12 +57,10 @@ def state() -> FakeGitHubState:
 def svc(state: FakeGitHubState,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     with FakeGitHubServer(state) as url, \
-            ServiceProcess(url, tmp_path_factory.mktemp("e2e-degraded"), extra_env={
+            service_for(state, url, tmp_path_factory.mktemp("e2e-degraded"), extra_env={
                 "DIGEST_REFILL_SECONDS": str(REFILL_SECONDS),
                 "DIGEST_BACKOFF_BASE_SECONDS": "0.2",
             }) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
         yield service
 
 

@@ -20,6 +20,7 @@ from tests.service_harness import (
     calls_for,
     e2e_state,
     pr_event,
+    service_for,
     wait_until,
 )
 
@@ -40,9 +41,7 @@ def svc(state: FakeGitHubState,
     env = {"DIGEST_LEASE_SECONDS": str(LEASE), "DIGEST_BACKOFF_BASE_SECONDS": "0.2",
            "DIGEST_MAX_ATTEMPTS": "8"}
     with FakeGitHubServer(state) as url, \
-            ServiceProcess(url, tmp_path_factory.mktemp("e2e-jobs"), extra_env=env) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+            service_for(state, url, tmp_path_factory.mktemp("e2e-jobs"), extra_env=env) as service:
         yield service
 
 

@@ -8,7 +8,6 @@ line."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -25,6 +24,7 @@ from tests.service_harness import (
     count_by_route,
     e2e_state,
     pr_event,
+    service_for,
     wait_until,
     writes_for,
 )
@@ -53,9 +53,7 @@ def state() -> FakeGitHubState:
 def svc(state: FakeGitHubState,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     with FakeGitHubServer(state) as url, \
-            ServiceProcess(url, tmp_path_factory.mktemp("e2e-neighbours")) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+            service_for(state, url, tmp_path_factory.mktemp("e2e-neighbours")) as service:
         yield service
 
 

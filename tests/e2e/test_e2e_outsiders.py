@@ -21,6 +21,7 @@ from tests.service_harness import (
     pr_event,
     review_comment_event,
     review_event,
+    service_for,
     wait_until,
 )
 
@@ -53,11 +54,9 @@ def state() -> FakeGitHubState:
 @pytest.fixture(scope="module")
 def svc(state: FakeGitHubState,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    with FakeGitHubServer(state) as url, ServiceProcess(
+    with FakeGitHubServer(state) as url, service_for(state,
         url, tmp_path_factory.mktemp("e2e-outsiders"), write_interval_seconds=WRITE_INTERVAL,
     ) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
         yield service
 
 

@@ -28,6 +28,7 @@ from tests.service_harness import (
     ServiceProcess,
     e2e_state,
     pr_event,
+    service_for,
     wait_until,
 )
 
@@ -71,9 +72,7 @@ def _hostile_files() -> list[FakeFile]:
 def world(tmp_path: Path) -> Iterator[tuple[FakeGitHubState, ServiceProcess]]:
     state = e2e_state()
     state.add_repo(REPO, files={".github/pr-digest.yml": OVERRIDE})
-    with FakeGitHubServer(state) as url, ServiceProcess(url, tmp_path) as svc:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+    with FakeGitHubServer(state) as url, service_for(state, url, tmp_path) as svc:
         yield state, svc
 
 

@@ -27,6 +27,7 @@ from tests.service_harness import (
     calls_for,
     e2e_state,
     pr_event,
+    service_for,
     wait_until,
 )
 from tests.view_env import FRONTEND_FILES
@@ -52,9 +53,7 @@ def state() -> FakeGitHubState:
 @pytest.fixture
 def svc(state: FakeGitHubState, tmp_path: Path) -> Iterator[ServiceProcess]:
     # One service per test: the refusals a service remembers must not leak across tests.
-    with FakeGitHubServer(state) as url, ServiceProcess(url, tmp_path) as service:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
+    with FakeGitHubServer(state) as url, service_for(state, url, tmp_path) as service:
         yield service
 
 

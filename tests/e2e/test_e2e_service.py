@@ -25,6 +25,7 @@ from tests.service_harness import (
     e2e_state,
     fixture,
     pr_event,
+    service_for,
     wait_until,
     writes_for,
 )
@@ -58,12 +59,8 @@ def svc(world: tuple[FakeGitHubState, str],
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     state, url = world
     # An unanswered comment create is re-checked after 1 s here (15 s in production).
-    with ServiceProcess(url, tmp_path_factory.mktemp("e2e-service"),
+    with service_for(state, url, tmp_path_factory.mktemp("e2e-service"),
                         extra_env={"DIGEST_UNCERTAIN_WRITE_RECHECK_SECONDS": "1"}) as service:
-        # The service learns its own login from GET /app right after start; the intake
-        # needs it to recognise its own events.
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
         yield service
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from tests.service_harness import (
     ServiceProcess,
     e2e_state,
     pr_event,
-    wait_until,
+    service_for,
 )
 from tests.view_env import FRONTEND_FILES, HOSTILE_TITLE
 from tests.view_real import real_cases, seed_real_pulls
@@ -56,12 +55,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeGitHu
     numbers = seed_real_pulls(state, REPO)
     state.add_pull(ESCAPES, HOSTILE, title=HOSTILE_TITLE, body="Fixes the template.",
                    files=FRONTEND_FILES, labels=["frontend"], author="mallory")
-    with FakeGitHubServer(state) as url, ServiceProcess(
+    with FakeGitHubServer(state) as url, service_for(state,
         url, tmp_path_factory.mktemp("e2e-view"),
         extra_env={"DIGEST_VIEW_TOKEN": VIEW_TOKEN},
     ) as svc:
-        wait_until(lambda: state.count("GET", "/app") >= 1, 10, message="GET /app")
-        time.sleep(0.2)
         for number in numbers:
             assert svc.send("pull_request", _event(REPO, number)).status_code == 202
         assert svc.send("pull_request", _event(ESCAPES, HOSTILE)).status_code == 202
