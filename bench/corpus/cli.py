@@ -146,9 +146,9 @@ def _packets(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     import yaml
 
-    from bench.corpus.cases import content_sha, digest_document, load_corpus, render_case, sha256
+    from bench.corpus.cases import digest_document, load_corpus, render_case
     from bench.corpus.items import split_items
-    from bench.corpus.rejudge import merge
+    from bench.corpus.rejudge import merge, record_content
     from bench.corpus.written import WRITER_JUDGED, renderer
     from bench.quality_corpus import JUDGED_DIR, JudgementError, parse_judgement
 
@@ -171,8 +171,7 @@ def _merge(args: argparse.Namespace) -> int:
             rendered = render(case)
             document = digest_document(rendered)
             merged = merge(old, new, split_items(rendered.markdown), str(path))
-            if merged.get("digest") == sha256(document):
-                merged["content"] = content_sha(document)
+            record_content(merged, document)
             parse_judgement(merged, str(path))
         except (yaml.YAMLError, JudgementError) as error:
             print(f"{path}: {error}", file=sys.stderr)
@@ -189,7 +188,8 @@ def _content(args: argparse.Namespace) -> int:
     rules version does not send unchanged digests back to the judges."""
     import yaml
 
-    from bench.corpus.cases import content_sha, digest_document, load_corpus, render_case, sha256
+    from bench.corpus.cases import digest_document, load_corpus, render_case
+    from bench.corpus.rejudge import record_content
     from bench.corpus.written import WRITER_JUDGED, renderer
     from bench.quality_corpus import JUDGED_DIR
 
@@ -201,10 +201,8 @@ def _content(args: argparse.Namespace) -> int:
         if not stored.exists():
             continue
         judged = yaml.safe_load(stored.read_text(encoding="utf-8"))
-        document = digest_document(render(case))
-        if judged.get("digest") != sha256(document) or judged.get("content"):
+        if judged.get("content") or not record_content(judged, digest_document(render(case))):
             continue
-        judged["content"] = content_sha(document)
         stored.write_text(yaml.safe_dump(judged, allow_unicode=True, sort_keys=False,
                                          width=100), encoding="utf-8")
         recorded += 1

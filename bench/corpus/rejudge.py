@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bench.corpus.cases import content_sha, sha256
 from bench.corpus.items import Item
 from bench.quality_corpus import Judgement, JudgementError, key
 
@@ -35,6 +36,15 @@ def is_stale(digest_sha: str, items: Sequence[Item], judgement: Judgement | None
     than the judged digest (`content`: its sha without the hidden marker line)."""
     return (judgement is None or not judgement.judged_as(digest_sha, content)
             or bool(to_judge(items, judgement)))
+
+
+def record_content(judged: dict[str, Any], document: str) -> bool:
+    """Record in `judged` the content sha of `document` when it is the digest judged (its
+    `digest:` is the document's sha); whether it did."""
+    if judged.get("digest") != sha256(document):
+        return False
+    judged["content"] = content_sha(document)
+    return True
 
 
 def merge(old: Mapping[str, Any] | None, new: Mapping[str, Any],

@@ -31,6 +31,10 @@ class ChangedFile(BaseModel):
         return self.additions + self.deletions
 
 
+# Files that are pages of prose, not code: a docs page, a README, notes.
+PROSE_PAGE_SUFFIXES = (".md", ".rst", ".txt")
+
+
 def is_test_path(path: str) -> bool:
     """A test or a test helper: under a tests/ folder, or a test_*.py or conftest file."""
     if path.startswith("tests/") or "/tests/" in path:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.facts import ChangedFile, PullRequestFacts, is_test_path
+from bot.core.facts import PROSE_PAGE_SUFFIXES, ChangedFile, PullRequestFacts, is_test_path
 from bot.core.reading.prose_lines import prose_only
 from bot.core.vocabulary import AreaMatch, Criticality, Risk, Verdict, VerdictGrounds
 
@@ -45,14 +45,11 @@ class VerdictCall(BaseModel):
     grounds: VerdictGrounds  # what it weighed; rendering words the one-line reason
 
 
-_PROSE_PAGES = (".md", ".rst", ".txt")
-
-
 def _only_prose(facts: PullRequestFacts) -> bool:
     """Whether the PR's code files change only comments and docstrings (prose_lines),
     its other files being tests or docs pages. Unknown patches count as code."""
     code = [f for f in facts.files
-            if not is_test_path(f.filename) and not f.filename.endswith(_PROSE_PAGES)]
+            if not is_test_path(f.filename) and not f.filename.endswith(PROSE_PAGE_SUFFIXES)]
     return bool(code) and not facts.files_truncated and prose_only(code)
 
 

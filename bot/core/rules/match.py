@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.core.facts import PullRequestFacts, is_test_path
+from bot.core.facts import PROSE_PAGE_SUFFIXES, PullRequestFacts, is_test_path
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER, LocalizedText
@@ -58,7 +58,6 @@ _SAID = frozenset({"title", "label", "body", "mention"})
 _DECORATOR_OR_BASES = re.compile(r"\s*(?:@|class\s+\w+\s*\()")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _COMMENT = re.compile(r"\s*(?:#|//|/\*|\*)")
-_PROSE_FILE = (".md", ".rst", ".txt")
 _DOCSTRING_QUOTES = ('"""', "'''")
 _WEAK_SIGNALS = (
     "only a title word, a label, a test file, an import, a class flag or a keyword"
@@ -135,7 +134,7 @@ def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) ->
     path, _, phrase = reason.subject.partition(": ")
     if is_test_path(path):
         return None
-    if path.endswith(_PROSE_FILE):
+    if path.endswith(PROSE_PAGE_SUFFIXES):
         return "said"
     phrase = phrase.removesuffix("…")
     lines = lines_of(path)
