@@ -493,7 +493,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench quality: {error}", file=sys.stderr)
         return 2
     scores = quality_corpus.measure(load_corpus(), judgements)
-    print(quality_corpus.format_report(scores, show_noise=args.noise_items))
+    try:
+        batches = quality_corpus.load_batches()
+    except quality_corpus.JudgementError as error:
+        print(f"bench quality: {error}", file=sys.stderr)
+        return 2
+    print(quality_corpus.format_report(scores, show_noise=args.noise_items, batches=batches))
     print()
     result: dict[str, Any] = {"corpus": quality_corpus.summary(scores)}
     if args.writer is not False:

@@ -39,6 +39,10 @@ from bench.corpus.items import KIND_NAMES, KINDS, Item, split_items
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGED_DIR = ROOT / "bench/judged/corpus"
+# Cases added together and judged blind before any rule was tuned on them; the report shows
+# each batch apart, so its first figures are what the rules did on PRs they were not
+# written for (the held-out part stays the final judge).
+BATCHES = ROOT / "bench/judged/batches.yaml"
 VERDICTS = ("useful", "noise", "unsure")
 MADE = {"full": 1.0, "part": 0.5, "no": 0.0}
 WHERE = ("visible", "collapsed")
@@ -380,7 +384,28 @@ def kind_table(f: Figures) -> list[str]:
     return out
 
 
-def format_report(scores: Sequence[PrScore], *, show_noise: bool = False) -> str:
+def load_batches(path: Path = BATCHES) -> dict[str, frozenset[str]]:
+    """Each batch's case names (`pr<N>`), from `batches:` {name: {cases: [...]}}."""
+    if not path.exists():
+        return {}
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        raise JudgementError(f"{path.name}: not YAML ({error})") from None
+    batches = raw.get("batches") if isinstance(raw, dict) else None
+    if not isinstance(batches, dict):
+        raise JudgementError(f"{path.name}: expected `batches:`, a mapping of name to cases")
+    out = {}
+    for name, batch in batches.items():
+        cases = batch.get("cases") if isinstance(batch, dict) else None
+        if not isinstance(cases, list) or not all(isinstance(c, str) for c in cases):
+            raise JudgementError(f"{path.name}: batch {name}: `cases` should be a list of pr<N>")
+        out[str(name)] = frozenset(cases)
+    return out
+
+
+def format_report(scores: Sequence[PrScore], *, show_noise: bool = False,
+                  batches: Mapping[str, frozenset[str]] | None = None) -> str:
     parts = {
         "tuned": [pr for pr in scores if not pr.holdout],
         "held out": [pr for pr in scores if pr.holdout],
@@ -392,6 +417,12 @@ def format_report(scores: Sequence[PrScore], *, show_noise: bool = False) -> str
     for name, part in parts.items():
         out.append(f"- {name}: {headline(figures(part))}")
     out.append(f"- all: {headline(figures(scores))}")
+    for name, cases in (batches or {}).items():
+        batch = [pr for pr in scores if pr.name in cases]
+        held = sum(pr.holdout for pr in batch)
+        out.append(f"- batch {name} ({len(batch)} PRs, {held} of them held out): "
+                   f"{headline(figures(batch))}")
+        parts[f"batch {name}"] = batch
     for name, part in parts.items():
         if not part:
             continue

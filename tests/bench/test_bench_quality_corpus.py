@@ -13,6 +13,7 @@ from bench.quality_corpus import (
     by_area,
     figures,
     format_report,
+    load_batches,
     load_judgements,
     parse_judgement,
     score_pr,
@@ -153,6 +154,19 @@ def test_parts_areas_and_shares() -> None:
     assert "- held out: 1/1 PRs judged · visible noise/PR 0.00" in report
     assert "- tuned: 1/2 PRs judged · visible noise/PR 2.00" in report
     assert "not judged yet (1): pr3" in report
+    batched = format_report([judged, silent, unjudged], batches={"b1": frozenset({"pr2", "pr3"})})
+    assert "- batch b1 (2 PRs, 1 of them held out): 1/2 PRs judged" in batched
+    assert "### batch b1: by item kind" in batched
+
+
+def test_batches_load_and_a_bad_file_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "batches.yaml"
+    path.write_text("batches:\n  b1: {cases: [pr1, pr2]}\n", encoding="utf-8")
+    assert load_batches(path) == {"b1": frozenset({"pr1", "pr2"})}
+    path.write_text("batches:\n  b1: {cases: pr1}\n", encoding="utf-8")
+    with pytest.raises(JudgementError, match="batch b1: `cases` should be a list"):
+        load_batches(path)
+    assert load_batches(tmp_path / "none.yaml") == {}
 
 
 def test_bad_judgements_are_clear_errors(tmp_path: Path) -> None:
