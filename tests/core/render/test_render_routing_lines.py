@@ -120,3 +120,41 @@ def test_specialists_added_stop_at_three_people_the_most_changed_file_first() ->
               f"/{TEXT_MODEL} @c-owner @d-owner\n")
     added = set(_reviewers_of(files, owners)) - set(_reviewers_of(files, ""))
     assert added == {"a-owner", "b-owner"}
+
+
+CONNECTOR = "vllm/distributed/kv_transfer/kv_connector/v1/mooncake/stats.py"
+DOCS_PAGE = "docs/features/mooncake_connector_usage.md"
+KV_OWNERS = " ".join(f"@kv{i}" for i in range(6))  # too many to count as specialists
+
+
+def _patched_reviewers(connector_patch: str, codeowners: str) -> tuple[str, ...]:
+    files = (
+        ChangedFile(filename=CONNECTOR, additions=40, deletions=1, patch=connector_patch),
+        ChangedFile(filename=DOCS_PAGE, additions=20, deletions=0,
+                    patch="@@ -1,1 +1,2 @@\n # Mooncake\n+| metric | meaning |\n"),
+    )
+    facts = PullRequestFacts(
+        number=60013, title="[KV Connector] Export the transfer stats", head_sha="f" * 40,
+        author="someone", body="## Purpose\nExport them.\n", files=files,
+        changed_files=2, additions=60, deletions=1)
+    config = RepoConfig(source="base 1a2b3c4", codeowners=parse_codeowners(codeowners))
+    return build_digest(facts, RULES, "en", repo_config=config).reviewers.users
+
+
+CODE_PATCH = ("@@ -10,2 +10,3 @@ class Stats:\n     def observe(self):\n"
+              "-        pass\n+        self.n += 1\n")
+DOCSTRING_PATCH = ('@@ -10,2 +10,3 @@ class Stats:\n     def observe(self):\n'
+                   '-        """Count."""\n+        """Count each transfer."""\n')
+
+
+def test_an_area_no_pool_represents_gets_the_first_owners_of_its_most_changed_file() -> None:
+    owners = f"/vllm/distributed/kv_transfer/ {KV_OWNERS}\n"
+    assert _patched_reviewers(CODE_PATCH, "") == ("hmellor",)  # the docs page's pool only
+    assert _patched_reviewers(CODE_PATCH, owners) == ("hmellor", "kv0", "kv1")
+
+
+def test_a_docstring_only_edit_or_an_owner_already_suggested_adds_no_one() -> None:
+    owners = f"/vllm/distributed/kv_transfer/ {KV_OWNERS}\n"
+    assert _patched_reviewers(DOCSTRING_PATCH, owners) == ("hmellor",)
+    covered = "/vllm/distributed/kv_transfer/ @hmellor @kv1 @kv2 @kv3\n"
+    assert _patched_reviewers(CODE_PATCH, covered) == ("hmellor",)
