@@ -332,3 +332,16 @@ def test_a_checklist_item_the_file_list_already_meets_is_dropped() -> None:
     ]
     # A deleted test or a look-alike folder meets nothing; a result is never met by files.
     assert items(("tests/entrypoints/test_gone.py", 0), ("tests/entrypoints_x/t.py", 5)) == every
+
+
+def test_model_runner_v2_files_open_the_area_of_their_own_subsystem() -> None:
+    rules = load_rules(RULES_DIR)
+
+    def opened(path: str) -> set[str]:
+        return {a.id for a in match_areas(facts(path, patch=_patch("x = 1")), rules).areas}
+
+    # The runner's folder also holds the speculative decoders: not CUDA graph code.
+    assert opened("vllm/v1/worker/gpu/spec_decode/eagle/utils.py") == {"spec-decode"}
+    assert "cudagraph" in opened("vllm/v1/worker/gpu/cudagraph_utils.py")
+    assert "cudagraph" in opened("vllm/v1/worker/gpu/spec_decode/autoregressive/cudagraph_utils.py")
+    assert "cudagraph" not in opened("vllm/v1/worker/gpu/sample/penalties.py")
