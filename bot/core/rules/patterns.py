@@ -100,9 +100,17 @@ def pattern_problem(source: str) -> str | None:
     return None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def encode(text: str) -> bytes:
-    # Lone surrogates (possible in JSON) become '?' rather than an error.
-    return text.encode("utf-8", "replace")
+    # Lone surrogates (possible in JSON) become U+FFFD rather than an error. Not '?': the
+    # literal prefilter reads the str, and a '?' made here would match `\?\?\?` in the
+    # bytes where the str holds none (found by the prefilter's property test).
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 class LinePattern:

@@ -228,3 +228,10 @@ def test_the_real_rules_get_literals() -> None:
         if required_literals(pattern, re.MULTILINE) is None
     ]
     assert missing == []
+
+
+def test_a_lone_surrogate_makes_no_match_the_prefilter_misses() -> None:
+    # Hypothesis found it: encoding made '?' of it, so `\?\?\?` matched "??\ud800" in the
+    # bytes searched but not in the str the prefilter reads.
+    _assert_same([["??\ud800"]])
+    assert encode("a\ud800") == "a\ufffd".encode()
