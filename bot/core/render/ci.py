@@ -198,20 +198,37 @@ def _by_file(steps: Sequence[CiStepRef], lang: Lang) -> str:
     return text
 
 
+# The CUDA architecture (major version) of the GPUs behind vLLM's Buildkite device names,
+# by prefix: the pipeline names the queue, not the architecture.
+_DEVICE_SM_MAJOR = (("gh200", 9), ("h100", 9), ("h200", 9), ("gb200", 10), ("b200", 10),
+                    ("b300", 10), ("gb300", 10), ("dgx-spark", 12), ("gb10", 12),
+                    ("l4", 8), ("a100", 8), ("a10", 8))
+
+
 def on_platform(step: CiStepRef, platform: str) -> bool:
-    """Whether the step runs on the platform (rocm | xpu | tpu), by its device."""
+    """Whether the step runs on the platform (rocm | xpu | tpu | sm<major>), by its
+    device."""
     device = step.device.lower()
     if platform == "rocm":
         return bool(_AMD_DEVICE.match(device))
     if platform == "xpu":
         return "xpu" in device or device == "intel_gpu"
+    if platform.startswith("sm") and platform[2:].isdigit():
+        return any(device.startswith(prefix) and major == int(platform[2:])
+                   for prefix, major in _DEVICE_SM_MAJOR)
     return platform in device
+
+
+def platform_name(platform: str, lang: Lang) -> str:
+    if platform.startswith("sm") and platform[2:].isdigit():
+        return t(lang, "render.ci.platform.sm", major=platform[2:])
+    return t(lang, f"render.ci.platform.{platform}")
 
 
 def _platform_text(plan: CiPlan, lang: Lang) -> str:
     """Which of the steps can run code only one platform executes: CUDA and CPU steps
     never take an XPU branch (judged misdirected when they were offered as its CI)."""
-    name = t(lang, f"render.ci.platform.{plan.platform}")
+    name = platform_name(plan.platform, lang)
     files = t(lang, "render.comma").join(escape_code(f, 80) for f in plan.platform_files[:2])
     if len(plan.platform_files) > 2:
         files += t(lang, "render.comma") + t(lang, "render.more",
@@ -347,7 +364,10 @@ def ci_lines(digest: Digest) -> Iterator[str]:
         yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.docs_only')}"
         return
     if plan.run_all:
-        yield f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.run_all')}"
+        line = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.run_all')}"
+        # every step runs, yet only those on its platform can take its code
+        yield line + (f"{t(lang, 'render.comma')}{_platform_text(plan, lang)}"
+                      if plan.platform else "")
     elif _listed(plan):
         yield _reached_line(plan, lang)
     elif plan.platform and (plan.broad_count or (plan.platform == "xpu"

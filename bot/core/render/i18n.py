@@ -341,6 +341,7 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
     "render.ci.platform.rocm": {"en": "ROCm", "zh": "ROCm"},
     "render.ci.platform.xpu": {"en": "XPU", "zh": "XPU"},
     "render.ci.platform.tpu": {"en": "TPU", "zh": "TPU"},
+    "render.ci.platform.sm": {"en": "SM {major}.x", "zh": "SM {major}.x"},
     "render.ci.platform_none": {
         "en": "none runs on {platform}, where its changed code runs ({files}): no step of "
               "this build exercises the change",

@@ -10,6 +10,11 @@ self.use_aiter and ...`, `if grid_y > _HIP_MAX_GRID_DIM`, `def forward_hip`): a 
 named in a string, a comment or a plain statement (`"vllm_aiter::"`) is no branch. The
 change is that platform's when every changed source file is.
 
+A CUDA architecture is one too when a file's path names it (`scaled_mm_sm120_fp8.cu`,
+`sm90/`): only that architecture's GPUs run it, and the CI line was judged misdirected
+offering every step to an SM 12.x kernel no step's GPU runs. It is keyed `sm<major>`
+(a cubin runs on the later minor versions of its major: SM 12.0 code on a 12.1 GB10).
+
 CPU is not one of them: `cpu` in a path is as often an offload or a host buffer as the
 CPU backend. Pure and bounded by the patch text GitHub gives.
 """
@@ -31,6 +36,8 @@ _WORDS = {
     # it as well as another runs on both
     "cuda": frozenset({"cuda", "nvidia"}),
 }
+# a path component naming a CUDA architecture: sm90, sm100a, sm120f (not sm_90: rare)
+_SM_COMPONENT = re.compile(r"sm(\d{1,2})(\d)[af]?")
 _SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".h", ".hpp", ".c")
 _COMPONENT = re.compile(r"[A-Za-z0-9]+")
 # an added line that decides or defines: its words say which platform takes the code
@@ -56,11 +63,20 @@ def _one(platforms: set[str]) -> str:
     return next(iter(platforms)) if len(platforms) == 1 and "cuda" not in platforms else ""
 
 
+def _architectures(components: set[str]) -> set[str]:
+    return {f"sm{int(m.group(1))}" for c in components if (m := _SM_COMPONENT.fullmatch(c))}
+
+
 def file_platform(changed: ChangedFile) -> str:
-    """The one platform (not CUDA) a changed source file's code runs on, "" when none."""
-    by_path = _platforms(_components(changed.filename))
+    """The one platform (not CUDA as a whole) a changed source file's code runs on: rocm,
+    xpu, tpu or a CUDA architecture `sm<major>`; "" when none."""
+    components = _components(changed.filename)
+    by_path = _platforms(components)
     if by_path:
         return _one(by_path)
+    architectures = _architectures(components)
+    if architectures:
+        return next(iter(architectures)) if len(architectures) == 1 else ""
     code: list[str] = []
     size = 0
     for line in added_lines(changed.patch or ""):

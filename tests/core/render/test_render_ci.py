@@ -387,3 +387,37 @@ def test_a_change_of_comments_and_docstrings_only_names_no_step() -> None:
                if x.startswith("- CI to run")]
     assert "comments and docstrings" not in line
     assert "misc.yaml" in line
+
+
+ARCHITECTURES = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/kernels.yaml": (
+        "steps:\n"
+        "- label: Kernels Hopper\n  key: k-h100\n  device: h100\n"
+        "  source_file_dependencies: [csrc/quantization/]\n"
+        "  commands: [pytest -v -s kernels/quantization]\n"
+        "- label: Kernels Blackwell\n  key: k-b200\n  device: b200-k8s\n"
+        "  source_file_dependencies: [csrc/quantization/]\n"
+        "  commands: [pytest -v -s kernels/quantization]\n"
+        "- label: Kernels AMD\n  key: k-amd\n  device: mi300_1\n"
+        "  source_file_dependencies: [csrc/quantization/]\n"
+        "  commands: [pytest -v -s kernels/quantization]\n"),
+}
+
+
+def _kernel_line(path: str) -> str:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(ARCHITECTURES))
+    (line,) = [x for x in _lines((ChangedFile(filename=path, additions=3,
+                                              patch="@@ -1 +1,2 @@\n+int x;\n"),), config)
+               if x.startswith("- CI to run")]
+    return line
+
+
+def test_a_kernel_of_one_cuda_architecture_names_only_the_steps_on_its_gpus() -> None:
+    hopper = _kernel_line("csrc/quantization/scaled_mm_sm90_fp8.cu")
+    assert "of which only the SM 9.x ones can run its changed SM 9.x code" in hopper
+    assert "Kernels Hopper" in hopper
+    assert "Blackwell" not in hopper
+    assert "AMD" not in hopper
+    consumer = _kernel_line("csrc/quantization/scaled_mm_blockwise_sm120_fp8.cu")
+    assert "none runs on SM 12.x, where its changed code runs" in consumer

@@ -47,3 +47,17 @@ def test_the_change_is_one_platforms_only_when_every_source_file_is() -> None:
     assert change_platform([xpu, changed("vllm/config.py", "x = 1")]) == ("", ())
     assert change_platform([xpu, changed("vllm/platforms/rocm.py", "x = 1")]) == ("", ())
     assert change_platform([changed("docs/a.md", "x")]) == ("", ())
+
+
+def test_a_path_that_names_one_cuda_architecture_is_that_architectures() -> None:
+    sm120 = "csrc/quantization/w8a8/cutlass/c3x/scaled_mm_blockwise_sm120_fp8.cu"
+    assert file_platform(changed(sm120, "int x;")) == "sm12"
+    assert file_platform(changed("csrc/attention/mla/sm100/kernel.cu", "int x;")) == "sm10"
+    assert file_platform(changed("csrc/quantization/scaled_mm_sm90a.cu", "int x;")) == "sm9"
+    # Two architectures, or none named: not one architecture's.
+    assert file_platform(changed("csrc/quantization/sm90_sm100_dispatch.cu", "int x;")) == ""
+    assert file_platform(changed("csrc/quantization/scaled_mm_entry.cu", "int x;")) == ""
+    assert file_platform(changed("vllm/model_executor/layers/mamba/ssm2.py", "x = 1")) == ""
+    dispatch = changed(sm120.replace(".cu", "_dispatch.cuh"), "int y;")
+    assert change_platform([changed(sm120, "int x;"), dispatch]) == (
+        "sm12", (sm120, dispatch.filename))
