@@ -33,8 +33,9 @@ from tests.signing import signed_headers
 
 pytestmark = pytest.mark.slow
 
-COMPILE_TITLE = "torch.compile / Dynamo / Inductor"
-ATTENTION_TITLE = "Attention backends"
+# the area's line in the collapsed "Why" list (an area line needs code owners to show)
+COMPILE_TITLE = "✅ `compile` · fired"
+ATTENTION_TITLE = "✅ `attention-backend` · fired"
 ATTENTION_FILE = FakeFile(
     "vllm/v1/attention/backends/flash_attn.py", additions=30, deletions=4,
     patch="@@ -1,2 +1,3 @@ class FlashAttentionImpl:\n+    scale = 1.0\n",
