@@ -125,7 +125,8 @@ def build_digest(
     found_around = repo_context is not None and not repo_context.empty
     call = judge_verdict(facts, areas, risks, admitted=admitted, ranked=True,
                          repo_findings=found_around)
-    grounds = _with_touches(call.grounds, facts, areas, symbols)
+    named = _with_index_names(symbols, repo_context)
+    grounds = _with_touches(call.grounds, facts, areas, named)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
     routed_by = _ordered_union((*labelled.labels, *area_labels))
     links = _linked(linked_work(facts), conversation.linked if conversation else ())
@@ -146,7 +147,7 @@ def build_digest(
         risks=shown,
         asks=asks,
         later_evidence=later,
-        symbols=symbols,
+        symbols=named,
         removed_files=tuple(f for f in removed_files(facts.files) if f not in moved_away),
         moved_files=moves,
         mentions=mentions,
@@ -389,6 +390,34 @@ def _owners_without_author(owners: Owners | None, author: str) -> Owners | None:
         "users": tuple(filter(other, owners.users)),
         "by_file": by_file,
     })
+
+
+def _with_index_names(
+    symbols: tuple[Symbol, ...], context: RepoContext | None
+) -> tuple[Symbol, ...]:
+    """The patch's symbols, with a class a hunk header named in place of the changed
+    method the index places the hunk in (`QuantFP8` -> `QuantFP8._quantize_group_native`):
+    git's hunk header names the nearest unindented line, so a method's change read as
+    its class, which blind judges called generic ("names only the file and class")."""
+    if context is None or not context.changed_functions:
+        return symbols
+    methods: dict[tuple[str, str], list[str]] = {}
+    for path, qualname in context.changed_functions:
+        owner = qualname.rpartition(".")[0]
+        if owner:
+            methods.setdefault((path, owner), []).append(qualname)
+    seen = {(s.file, s.name) for s in symbols}
+    named: list[Symbol] = []
+    for symbol in symbols:
+        inside = methods.get((symbol.file, symbol.name)) if symbol.change == "modified" else None
+        # a method whose def line the patch shows is named already
+        inside = [q for q in inside or () if (symbol.file, q.rpartition(".")[2]) not in seen]
+        if inside:
+            named += [symbol.model_copy(update={"name": q}) for q in inside]
+        else:
+            named.append(symbol)
+    unique = {(s.file, s.name): s for s in named}
+    return tuple(unique.values())
 
 
 MAX_TOUCHES = 2

@@ -79,6 +79,7 @@ def repo_context(
     changed: list[_Changed] = []
     added: list[_Added] = []
     touched_names: dict[str, set[str]] = {}
+    changed_functions: list[tuple[str, str]] = []
     exact_everywhere = True
     for f in _python_files(facts.files):
         path = f.previous_filename or f.filename
@@ -92,6 +93,8 @@ def repo_context(
         names = touched_names.setdefault(record.path, set())
         for t in located.touched:
             names.add(t.fn.name)
+            if located.anchored and len(changed_functions) < _MAX_SYMBOLS:
+                changed_functions.append((f.filename, t.fn.qualname))
             if len(changed) < _MAX_SYMBOLS:
                 changed.append(_Changed(f, record, t))
         for a in located.added:
@@ -108,6 +111,7 @@ def repo_context(
     return RepoContext(
         commit=view.commit,
         base=facts.base_sha if exact_everywhere and changed else "",
+        changed_functions=tuple(changed_functions),
         siblings=tuple(_first([
             *(_siblings(c, touched_names[c.record.path]) for c in meaningful),
             *(_added_siblings(a, touched_names[a.record.path]) for a in added),

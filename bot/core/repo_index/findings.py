@@ -56,6 +56,9 @@ class RepoContext(BaseModel):
 
     commit: str
     base: str = ""
+    # (path, qualname) of each base function the patch changes, where every hunk of its
+    # file was placed: the method a hunk header names only by its class.
+    changed_functions: tuple[tuple[str, str], ...] = ()
     siblings: tuple[SiblingFinding, ...] = ()
     overrides: tuple[OverrideFinding, ...] = ()
     callers: tuple[CallerFinding, ...] = ()

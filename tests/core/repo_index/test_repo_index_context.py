@@ -31,6 +31,12 @@ from tests.repo_index_tree import pr_facts, tree_index, tree_records
 MODELS = "vllm/model_executor/models"
 EXPECTED = RepoContext(
     commit="f" * 40,
+    changed_functions=(
+        ("vllm/utils/gpu_sync_debug.py", "_checked_to"),
+        ("vllm/utils/gpu_sync_debug.py", "enable_sync_checks"),
+        ("vllm/multimodal/processing.py", "BaseMultiModalProcessor._get_prompt_updates"),
+        ("tests/models/test_qwen2_vl.py", "test_prompt_updates"),
+    ),
     siblings=(SiblingFinding(
         file="vllm/utils/gpu_sync_debug.py", changed="_checked_to", shape="prefix:_checked_",
         siblings=("_checked_cuda", "_checked_copy_"),
@@ -222,3 +228,26 @@ def test_names_from_the_repository_are_escaped() -> None:
     assert "<img" not in line
     assert "@everyone" not in line
     assert "``a`@\u2060everyone``" in line
+
+
+def test_a_method_a_hunk_header_names_only_by_its_class_is_named_from_the_index() -> None:
+    # git's hunk header names the class; the method's def line is above the hunk.
+    patch = ("@@ -244,4 +244,4 @@ class QuantFP8(CustomOp):\n"
+             "         absmax = x.abs().max()\n"
+             "-        scales = absmax / FP8_MAX\n"
+             "+        scales = (absmax / FP8_MAX).clamp(min=EPS)\n"
+             "         return scales\n")
+    path = "vllm/model_executor/layers/quantization/input_quant_fp8.py"
+    facts = PullRequestFacts(
+        number=60020, title="[Bugfix] Clamp FP8 scales", head_sha="a" * 40,
+        files=(ChangedFile(filename=path, additions=1, deletions=1, patch=patch),),
+        changed_files=1, additions=1, deletions=1)
+    rules = load_rules(DEFAULT_RULES_DIR)
+    plain = build_digest(facts, rules, "en")
+    assert [s.name for s in plain.symbols] == ["QuantFP8"]
+    context = RepoContext(commit="f" * 40, changed_functions=(
+        (path, "QuantFP8._quantize_group_native"),))
+    named = build_digest(facts, rules, "en", repo_context=context)
+    assert [(s.name, s.change) for s in named.symbols] == [
+        ("QuantFP8._quantize_group_native", "modified")]
+    assert "`QuantFP8._quantize_group_native`" in render_digest(named)

@@ -205,7 +205,9 @@ def test_the_base_answers_exactly_whatever_the_index_is_at(
         context = repo_context(head_index(), facts, base=base)
     else:
         context = _sqlite_context(tmp_path, facts)
-    assert context == RepoContext(commit=context.commit, base=BASE_SHA, callers=(ALLOCATE,))
+    assert context == RepoContext(
+        commit=context.commit, base=BASE_SHA, callers=(ALLOCATE,),
+        changed_functions=(("vllm/v1/worker/utils.py", "allocate_kv_cache"),))
 
 
 def _sqlite_context(tmp_path: Path, facts: PullRequestFacts) -> RepoContext:
