@@ -55,7 +55,9 @@ class ReleaseRepo:
         return result.returncode == 0
 
     def text(self, release: str, path: str) -> str | None:
-        result = self._git("show", f"v{release}:{path}", check=False)
+        # `cat-file`, not `show`: `show` reads `[128,128]` in a path as a pattern and
+        # answers a missing file with nothing and exit 0 (an added file read as modified).
+        result = self._git("cat-file", "blob", f"v{release}:{path}", check=False)
         if result.returncode != 0:
             return None
         try:

@@ -119,3 +119,9 @@ def test_a_bad_spec_or_block_is_a_clear_error(repo: ReleaseRepo) -> None:
         parse_spec(_spec(asks={"tests": True}), "t.yaml")
     with pytest.raises(CutError, match=r"blocks \[7\] do not exist"):
         cut_case(repo, parse_spec(_spec(blocks={"pkg/a.py": [7]}), "t.yaml"))
+
+
+def test_a_file_a_release_lacks_is_none_though_its_name_holds_brackets(repo: ReleaseRepo) -> None:
+    # `git show` read `[128,128]` as a pattern and answered a missing file with nothing.
+    assert repo.text("1.0.0", "configs/block_shape=[128,128].json") is None
+    assert repo.text("1.0.0", "pkg/old.py") == "gone\n"
