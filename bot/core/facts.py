@@ -35,6 +35,14 @@ class ChangedFile(BaseModel):
 PROSE_PAGE_SUFFIXES = (".md", ".rst", ".txt")
 
 
+def is_prose_page(path: str) -> bool:
+    """A page of prose (PROSE_PAGE_SUFFIXES), not a pip requirements file: a `.txt` pin
+    (`requirements/common.txt`, `requirements-dev.txt`) changes what runs."""
+    name = path.rsplit("/", 1)[-1]
+    return (path.endswith(PROSE_PAGE_SUFFIXES) and not name.startswith("requirements")
+            and not path.startswith("requirements/") and "/requirements/" not in path)
+
+
 def is_test_path(path: str) -> bool:
     """A test or a test helper: under a tests/ folder, or a test_*.py or conftest file."""
     if path.startswith("tests/") or "/tests/" in path:

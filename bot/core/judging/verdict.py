@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.facts import PROSE_PAGE_SUFFIXES, ChangedFile, PullRequestFacts, is_test_path
+from bot.core.facts import ChangedFile, PullRequestFacts, is_prose_page, is_test_path
 from bot.core.reading.prose_lines import prose_only
 from bot.core.vocabulary import AreaMatch, Criticality, Risk, Verdict, VerdictGrounds
 
@@ -49,7 +49,7 @@ def _only_prose(facts: PullRequestFacts) -> bool:
     """Whether the PR's code files change only comments and docstrings (prose_lines),
     its other files being tests or docs pages. Unknown patches count as code."""
     code = [f for f in facts.files
-            if not is_test_path(f.filename) and not f.filename.endswith(PROSE_PAGE_SUFFIXES)]
+            if not is_test_path(f.filename) and not is_prose_page(f.filename)]
     return bool(code) and not facts.files_truncated and prose_only(code)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
-from bot.core.facts import PROSE_PAGE_SUFFIXES, PullRequestFacts, is_test_path
+from bot.core.facts import PullRequestFacts, is_prose_page, is_test_path
 from bot.core.rules.compiled import CompiledArea, CompiledCondition, RuleSet
 from bot.core.rules.evaluate import MAX_REASONS, Outcome, PullRequestScan, Reason, evaluate
 from bot.core.rules.schema import CRITICALITY_ORDER, LocalizedText
@@ -134,7 +135,7 @@ def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) ->
     path, _, phrase = reason.subject.partition(": ")
     if is_test_path(path):
         return None
-    if path.endswith(PROSE_PAGE_SUFFIXES):
+    if is_prose_page(path):
         return "said"
     phrase = phrase.removesuffix("…")
     lines = lines_of(path)
@@ -148,13 +149,33 @@ def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) ->
     return None
 
 
-def _opens(outcome: Outcome, facts: PullRequestFacts) -> bool:
+def _scoping_only(cond: CompiledCondition, scan: PullRequestScan) -> set[str]:
+    """The files only a `paths` that scopes an `added` pattern matched (`paths: [platform
+    files], added: attention`): where to look, not a signal. Such a file opens the area
+    through a code line of its own, not by being changed (a comment naming CPU_ATTN in the
+    CPU platform file opened the attention area; judged misdirected)."""
+    scoping: set[str] = set()
+    plain: set[str] = set()
+
+    def walk(c: CompiledCondition) -> None:
+        if c.path_ids:
+            (scoping if c.added_id is not None else plain).update(scan.files_of(c.path_ids))
+        for inner in (*c.any_, *c.all_):
+            walk(inner)
+
+    walk(cond)
+    return scoping - plain
+
+
+def _opens(outcome: Outcome, facts: PullRequestFacts, scoping: Callable[[], set[str]]) -> bool:
     """A non-test path or a code line opens an area; weak signals need a second kind.
     Without a file list (offline, or GitHub did not give it) the title and labels are
     all there is: any match opens."""
     if not outcome.evidence or not facts.files:
         return True
-    if any(r.kind == "path" and not is_test_path(r.subject) for r in outcome.evidence):
+    paths = [r.subject for r in outcome.evidence
+             if r.kind == "path" and not is_test_path(r.subject)]
+    if paths and not set(paths) <= scoping():
         return True
     patches = {f.filename: f.patch or "" for f in facts.files}
     cache: dict[str, list[tuple[str, str]]] = {}
@@ -164,7 +185,8 @@ def _opens(outcome: Outcome, facts: PullRequestFacts) -> bool:
             cache[path] = _classified_lines(patches.get(path) or "")
         return cache[path]
 
-    kinds = {_signal(r, lines_of) for r in outcome.evidence} - {None}
+    kinds = {_signal(r, lines_of) for r in outcome.evidence
+             if not (r.kind == "path" and r.subject in paths)} - {None}
     return bool(kinds & _STRONG) or len(kinds) >= 2
 
 
@@ -233,7 +255,7 @@ def match_areas(facts: PullRequestFacts, rules: RuleSet) -> AreaMatchResult:
     trace: list[TraceEntry] = []
     for area in rules.areas:
         outcome = evaluate(area.match, scan, area.id)
-        if outcome.ok and not _opens(outcome, facts):
+        if outcome.ok and not _opens(outcome, facts, partial(_scoping_only, area.match, scan)):
             outcome = Outcome(ok=False, evidence=outcome.evidence, notes=[_WEAK_SIGNALS])
         if outcome.ok:
             matches.append(_area_match(area, outcome, scan))

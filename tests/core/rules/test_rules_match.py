@@ -345,3 +345,15 @@ def test_model_runner_v2_files_open_the_area_of_their_own_subsystem() -> None:
     assert "cudagraph" in opened("vllm/v1/worker/gpu/cudagraph_utils.py")
     assert "cudagraph" in opened("vllm/v1/worker/gpu/spec_decode/autoregressive/cudagraph_utils.py")
     assert "cudagraph" not in opened("vllm/v1/worker/gpu/sample/penalties.py")
+
+
+def test_a_file_that_only_scopes_an_added_pattern_opens_the_area_by_a_code_line() -> None:
+    rules = one_rule("{paths: [vllm/platforms/cpu.py], added: '(?i)attn'}")
+    comment = "        # Fused path used by the CPU_ATTN post-processing."
+    assert not fired(rules, facts("vllm/platforms/cpu.py", patch=_patch(comment)))
+    code = "        backend = AttentionBackendEnum.CPU_ATTN"
+    assert fired(rules, facts("vllm/platforms/cpu.py", patch=_patch(code)))
+    # The same file matched by a paths condition of its own is a signal by itself.
+    both = one_rule("{any: [{paths: [vllm/platforms/cpu.py], added: '(?i)attn'},"
+                    " {paths: [vllm/platforms/cpu.py]}]}")
+    assert fired(both, facts("vllm/platforms/cpu.py", patch=_patch(comment)))
