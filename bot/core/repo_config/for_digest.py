@@ -123,10 +123,16 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
     step = match.step
     # a CPU step skips a test that needs CUDA
     distance = change.distance(step.test_runs, gpu=step.gpus > 0)
+    # A test folder the step lists reached it through the PR's tests; unless its commands
+    # run them, that says when it runs, not that it is the change's own step (Distributed
+    # Models, reached through `tests/models/` by an added model test it does not run, led
+    # the CI line: judged misdirected).
+    entries = [e for e in match.matched if distance >= 0 or not e.startswith("tests/")]
     return CiStepRef(label=step.label, key=step.key, file=step.file, device=step.device,
                      gpus=step.gpus, nightly=step.nightly, optional=step.optional,
                      matched=match.matched, status=status,
-                     shared_by=min((pipeline.listed_by(e) for e in match.matched), default=0),
+                     shared_by=min((pipeline.listed_by(e) for e in entries or match.matched),
+                                   default=0),
                      runs_changed_tests=distance >= 0,
                      runs_module_tests=distance < 0 and change.runs_module_tests(step.test_runs),
                      test_distance=max(distance, 0),

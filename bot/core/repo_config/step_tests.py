@@ -9,9 +9,10 @@ A command is read as Buildkite runs it, in `tests/` (vLLM's `working_dir`): each
 in it starts an invocation that lasts to the next shell separator or closing quote.
 Positional arguments are test paths (a leading `tests/`, `./` or `/vllm-workspace/` is
 dropped, so a command that first does `cd ..` reads the same); `--ignore` takes a path
-back; a plain `-m marker` is kept, and so is `-m 'not marker'` (any other `-m` expression
-is not read). Nothing else is: a path written through a shell variable, or tests found by
-`find`, are not seen.
+back; a plain `-m marker` is kept (`-m 'distributed(num_gpus=2)'` selects by its name,
+`distributed`), and so is `-m 'not marker'` (any other `-m` expression is not read).
+Nothing else is: a path written through a shell variable, or tests found by `find`, are
+not seen.
 
 A test file's own text says where it can run: a `-m 'not M'` run skips an added file whose
 every test is marked M or always skipped (blind judges called an optional step "running"
@@ -40,6 +41,8 @@ _END = re.compile(r"&&|\|\||[;|\"#`]|\$\(")
 _TOKEN = re.compile(r"'[^']*'|\S+")  # a single-quoted argument stays one
 _PATH = re.compile(r"[A-Za-z_][\w.\-/]*")
 _MARKER = re.compile(r"[A-Za-z_]\w*")
+# `-m 'distributed(num_gpus=2)'`: a marker with arguments still selects by its name
+_MARKER_CALL = re.compile(r"([A-Za-z_]\w*)\([^()]*\)")
 _NOT_MARKER = re.compile(r"not\s+([A-Za-z_]\w*)")
 _PREFIXES = ("./", "/vllm-workspace/tests/", "/vllm-workspace/", "tests/")
 # pytest options whose value is the next token (so it is not read as a path)
@@ -143,7 +146,10 @@ def _invocation(text: str) -> PytestRun | None:
         elif arg == "-m":
             value = tokens[index].strip("'") if index < len(tokens) else ""
             index += 1
-            marker = value if _MARKER.fullmatch(value) else "*"
+            while value.startswith("(") and value.endswith(")"):  # `-m '(not slow_test)'`
+                value = value[1:-1].strip()
+            call = _MARKER_CALL.fullmatch(value)
+            marker = (value if _MARKER.fullmatch(value) else call.group(1) if call else "*")
             if negated := _NOT_MARKER.fullmatch(value):
                 excluded = negated.group(1)
         elif arg in _VALUED:

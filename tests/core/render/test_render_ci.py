@@ -421,3 +421,32 @@ def test_a_kernel_of_one_cuda_architecture_names_only_the_steps_on_its_gpus() ->
     assert "AMD" not in hopper
     consumer = _kernel_line("csrc/quantization/scaled_mm_blockwise_sm120_fp8.cu")
     assert "none runs on SM 12.x, where its changed code runs" in consumer
+
+
+MODEL_STEPS = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/models.yaml": (
+        "steps:\n"
+        "- label: Distributed Models\n  key: dist\n  device: l4\n  num_devices: 2\n"
+        "  source_file_dependencies: [vllm/model_executor/models/, tests/models/]\n"
+        "  commands: [\"pytest models -v -s -m 'distributed(num_gpus=2)'\"]\n"
+        "- label: Language Models\n  key: lang\n  device: h100\n"
+        "  source_file_dependencies: [vllm/model_executor/models/]\n"
+        "  commands: [pytest -v -s models/language]\n"),
+}
+
+
+def test_a_test_folder_reaches_a_step_as_its_own_only_when_it_runs_the_changed_test() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MODEL_STEPS))
+    files = (ChangedFile(filename="vllm/model_executor/models/aria.py", additions=3,
+                         patch="@@ -1 +1,2 @@\n+x = 1\n"),
+             ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
+                         patch="@@ -0,0 +1,3 @@\n+import pytest\n+def test_load(): ...\n"))
+    facts = FACTS.model_copy(update={"files": files})
+    plan = build_digest(facts, RULES, "en", repo_config=config).ci
+    assert plan is not None
+    (dist,) = [s for s in plan.steps if s.key == "dist"]
+    # `-m 'distributed(...)'` does not run an unmarked test: the step is reached through
+    # the models folder two steps list, not through tests/models/ (listed by one).
+    assert not dist.runs_changed_tests
+    assert dist.shared_by == 2

@@ -28,6 +28,8 @@ def test_each_pytest_of_a_command_is_one_run_with_its_paths_ignores_and_marker()
         "cd .. && VLLM_X=1 pytest -v -s tests/models/test_a.py::test_one -m 'not slow'",
         "pytest -k 'foo or bar' -n 2 v1/core && pytest v1/engine/test_x.py",
         "pytest v1/e2e -m 'slow and not cuda'",
+        "pytest models/multimodal -v -s -m 'distributed(num_gpus=2)'",
+        "pytest -v -s model_executor/test_loader.py -m '(not slow_test)'",
     ])
     assert runs == (
         PytestRun(("models/multimodal",),
@@ -39,6 +41,9 @@ def test_each_pytest_of_a_command_is_one_run_with_its_paths_ignores_and_marker()
         PytestRun(("v1/engine/test_x.py",)),
         # any other `-m` expression is not read: no marker
         PytestRun(("v1/e2e",)),
+        # a marker with arguments selects by its name; parentheses around one are read
+        PytestRun(("models/multimodal",), (), "distributed"),
+        PytestRun(("model_executor/test_loader.py",), excluded_marker="slow_test"),
     )
 
 
