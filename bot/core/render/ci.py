@@ -205,6 +205,11 @@ _DEVICE_SM_MAJOR = (("gh200", 9), ("h100", 9), ("h200", 9), ("gb200", 10), ("b20
                     ("l4", 8), ("a100", 8), ("a10", 8))
 
 
+def _sm_major(platform: str) -> int | None:
+    """The major version of a CUDA-architecture platform (`sm12` -> 12), else None."""
+    return int(platform[2:]) if platform.startswith("sm") and platform[2:].isdigit() else None
+
+
 def on_platform(step: CiStepRef, platform: str) -> bool:
     """Whether the step runs on the platform (rocm | xpu | tpu | sm<major>), by its
     device."""
@@ -213,15 +218,15 @@ def on_platform(step: CiStepRef, platform: str) -> bool:
         return bool(_AMD_DEVICE.match(device))
     if platform == "xpu":
         return "xpu" in device or device == "intel_gpu"
-    if platform.startswith("sm") and platform[2:].isdigit():
-        return any(device.startswith(prefix) and major == int(platform[2:])
+    if (wanted := _sm_major(platform)) is not None:
+        return any(device.startswith(prefix) and major == wanted
                    for prefix, major in _DEVICE_SM_MAJOR)
     return platform in device
 
 
 def platform_name(platform: str, lang: Lang) -> str:
-    if platform.startswith("sm") and platform[2:].isdigit():
-        return t(lang, "render.ci.platform.sm", major=platform[2:])
+    if (major := _sm_major(platform)) is not None:
+        return t(lang, "render.ci.platform.sm", major=major)
     return t(lang, f"render.ci.platform.{platform}")
 
 
