@@ -136,6 +136,9 @@ class CiPlan(BaseModel):
     nightly: tuple[CiStepRef, ...] = ()  # narrow matches the PR build does not run
     optional: tuple[CiStepRef, ...] = ()  # narrow matches waiting for a manual unblock
     tests_without_step: tuple[str, ...] = ()
+    # Added tests a step's pytest reaches but whose selection leaves them out in every
+    # step (path, the selections: `-m core_model`): also in tests_without_step.
+    tests_selected_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
     source: str = ""
     run: CiRun | None = None  # None when the head's statuses were not read
     # The one hardware platform the changed code runs on (rocm | xpu | tpu), "" when not

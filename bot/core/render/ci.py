@@ -297,8 +297,13 @@ def _not_run_line(plan: CiPlan, lang: Lang) -> str | None:
         parts.append(_count(lang, "render.ci.optional", len(waiting))
                      + f" ({sanitize_trusted(shown, 160)})")
     if plan.tests_without_step:
-        tests = t(lang, "render.comma").join(
-            escape_code(p, 100) for p in plan.tests_without_step[:3])
+        comma = t(lang, "render.comma")
+        how = {p: comma.join(escape_code(h, 60) for h in ways[:3])
+               for p, ways in plan.tests_selected_out}
+        tests = comma.join(
+            escape_code(p, 100) + (t(lang, "render.ci.selected_out", how=how[p])
+                                   if p in how else "")
+            for p in plan.tests_without_step[:3])
         parts.append(_count(lang, "render.ci.no_step", len(plan.tests_without_step)) + f" {tests}")
     if not parts:
         return None

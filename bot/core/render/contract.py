@@ -157,6 +157,9 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
             "nightly": [step(s) for s in ci.nightly],
             "optional": [step(s) for s in ci.optional],
             "tests_without_step": list(ci.tests_without_step),
+            # of those, the added tests a step's pytest reaches but leaves out, and how
+            "tests_selected_out": [{"path": path, "selected_by": list(how)}
+                                   for path, how in ci.tests_selected_out],
         },
         # Intel's pipeline (.buildkite/ci_config_intel.yaml): the steps it runs through a
         # narrow entry and how many others; empty where the base has none.

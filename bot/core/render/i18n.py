@@ -382,6 +382,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
                           "zh": "{count:,} 个改动的测试没有步骤运行："},
     "render.ci.no_step.one": {"en": "1 changed test no step runs:",
                               "zh": "1 个改动的测试没有步骤运行："},
+    "render.ci.selected_out": {"en": " (the steps whose pytest reaches it select {how})",
+                               "zh": "（运行其所在目录的步骤用 {how} 选择测试）"},
     "render.ci.detail": {"en": "CI steps by job file", "zh": "按任务文件列出的 CI 步骤"},
     "render.ci.detail_run": {"en": "Run on this PR", "zh": "在本 PR 上运行"},
     "render.ci.detail_nightly": {"en": "Nightly only", "zh": "仅夜间"},

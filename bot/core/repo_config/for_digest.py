@@ -196,6 +196,12 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
         # a test an Intel step names is run, by that pipeline
         intel_uncovered = set(intel_selection.tests_without_step)
         without_step = tuple(p for p in without_step if p in intel_uncovered)
+    # An added test some step's pytest reaches, left out by every such run's selection
+    # (an unmarked model test beside `-m core_model` runs): no step runs it either.
+    edits_jobs = _edits_job_files(steps, facts)
+    selected_out = {} if edits_jobs else change.selected_out(
+        [run for step in steps for run in step.test_runs])
+    unrun = () if edits_jobs else _no_command_runs(steps, without_step)
     return CiPlan(
         steps=_refs(pipeline, change, selection.narrow, status_of, words),
         broad_count=selection.broad_count,
@@ -204,8 +210,8 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
         docs_only=selection.docs_only,
         nightly=_refs(pipeline, change, selection.nightly, status_of, words),
         optional=_refs(pipeline, change, selection.optional, status_of, words),
-        tests_without_step=() if _edits_job_files(steps, facts) else _no_command_runs(
-            steps, without_step),
+        tests_without_step=tuple(sorted({*unrun, *selected_out})),
+        tests_selected_out=tuple(sorted(selected_out.items())),
         source=source,
         run=read.run if read else None,
         platform=platform,

@@ -161,6 +161,16 @@ def _invocation(text: str) -> PytestRun | None:
     return PytestRun(tuple(paths), tuple(ignored), "" if marker == "*" else marker, excluded)
 
 
+def _selection(run: PytestRun) -> str:
+    """How a run selects its tests, as pytest is told: `-m core_model`, `-m 'not slow'`,
+    `--ignore`."""
+    if run.marker:
+        return f"-m {run.marker}"
+    if run.excluded_marker:
+        return f"-m 'not {run.excluded_marker}'"
+    return "--ignore"
+
+
 def pytest_runs(commands: Sequence[str]) -> tuple[PytestRun, ...]:
     """The pytest invocations of a step's commands, in order."""
     runs: list[PytestRun] = []
@@ -271,6 +281,25 @@ class ChangedTests:
                     if self._runs(run, rel, added_text):
                         found.add("tests/" + rel)
         return found
+
+    def selected_out(self, runs: Sequence[PytestRun]) -> dict[str, tuple[str, ...]]:
+        """The added tests (`tests/...`) some run's path holds but none of those runs
+        selects (its `-m` marker, `-m 'not M'` or an `--ignore` leaves them out), each
+        with the selections that left it out (`-m core_model`), in the order seen. A
+        modified file's markers are not all in its patch: it is never claimed."""
+        held: dict[str, dict[str, None]] = {}
+        run_by_some: set[str] = set()
+        for run in runs:
+            for path in run.paths:
+                for rel, added_text in self._under.get(path, ()):
+                    if added_text is None:
+                        continue
+                    if self._runs(run, rel, added_text):
+                        run_by_some.add(rel)
+                    else:
+                        held.setdefault(rel, {})[_selection(run)] = None
+        return {"tests/" + rel: tuple(how) for rel, how in held.items()
+                if rel not in run_by_some}
 
     def _runs(self, run: PytestRun, rel: str, added_text: str | None) -> bool:
         if any(_within(rel, ignored) for ignored in run.ignored):

@@ -450,3 +450,19 @@ def test_a_test_folder_reaches_a_step_as_its_own_only_when_it_runs_the_changed_t
     # the models folder two steps list, not through tests/models/ (listed by one).
     assert not dist.runs_changed_tests
     assert dist.shared_by == 2
+
+
+def test_an_added_test_the_reaching_runs_select_out_is_a_test_no_step_runs() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MODEL_STEPS))
+    files = (ChangedFile(filename="vllm/model_executor/models/aria.py", additions=3,
+                         patch="@@ -1 +1,2 @@\n+x = 1\n"),
+             ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
+                         patch="@@ -0,0 +1,3 @@\n+import pytest\n+def test_load(): ...\n"))
+    (line,) = [x for x in _lines(files, config) if x.startswith("- Not in this PR's build")]
+    assert line.endswith("1 changed test no step runs: `tests/models/test_aria.py` (the steps "
+                         "whose pytest reaches it select `-m distributed`)")
+    marked = ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
+                         patch="@@ -0,0 +1,3 @@\n+@pytest.mark.distributed(num_gpus=2)\n"
+                               "+def test_load(): ...\n")
+    assert not [x for x in _lines((files[0], marked), config)
+                if x.startswith("- Not in this PR's build")]

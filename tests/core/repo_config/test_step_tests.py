@@ -202,3 +202,18 @@ def test_random_commands_never_raise() -> None:
         assert change.distance(runs) >= -1
         change.runs_module_tests(runs)
         change.tests_run(runs)
+
+
+def test_an_added_test_every_reaching_run_selects_out_is_named_with_the_selections() -> None:
+    unmarked = "import pytest\n\ndef test_load(): ...\n"
+    change = ChangedTests([("tests/models/multimodal/test_new.py", unmarked)], ())
+    runs = (PytestRun(("models/multimodal",), (), "distributed"),
+            PytestRun(("models/multimodal",), ("models/multimodal/processing",), "core_model"),
+            PytestRun(("v1/core",)))
+    assert change.selected_out(runs) == {
+        "tests/models/multimodal/test_new.py": ("-m distributed", "-m core_model")}
+    # One run that selects it, and it is run: nothing to say.
+    assert change.selected_out((*runs, PytestRun(("models",)))) == {}
+    # A modified file's markers are not all in its patch: never claimed.
+    modified = ChangedTests([("tests/models/multimodal/test_new.py", None)], ())
+    assert modified.selected_out(runs) == {}
