@@ -434,16 +434,17 @@ MODEL_STEPS = {
         "  source_file_dependencies: [vllm/model_executor/models/]\n"
         "  commands: [pytest -v -s models/language]\n"),
 }
+MODEL_CONFIG = RepoConfig(source="base", pipeline=parse_pipeline(MODEL_STEPS))
+# a model change with its new, unmarked test
+ARIA = (ChangedFile(filename="vllm/model_executor/models/aria.py", additions=3,
+                    patch="@@ -1 +1,2 @@\n+x = 1\n"),
+        ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
+                    patch="@@ -0,0 +1,3 @@\n+import pytest\n+def test_load(): ...\n"))
 
 
 def test_a_test_folder_reaches_a_step_as_its_own_only_when_it_runs_the_changed_test() -> None:
-    config = RepoConfig(source="base", pipeline=parse_pipeline(MODEL_STEPS))
-    files = (ChangedFile(filename="vllm/model_executor/models/aria.py", additions=3,
-                         patch="@@ -1 +1,2 @@\n+x = 1\n"),
-             ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
-                         patch="@@ -0,0 +1,3 @@\n+import pytest\n+def test_load(): ...\n"))
-    facts = FACTS.model_copy(update={"files": files})
-    plan = build_digest(facts, RULES, "en", repo_config=config).ci
+    facts = FACTS.model_copy(update={"files": ARIA})
+    plan = build_digest(facts, RULES, "en", repo_config=MODEL_CONFIG).ci
     assert plan is not None
     (dist,) = [s for s in plan.steps if s.key == "dist"]
     # `-m 'distributed(...)'` does not run an unmarked test: the step is reached through
@@ -453,16 +454,11 @@ def test_a_test_folder_reaches_a_step_as_its_own_only_when_it_runs_the_changed_t
 
 
 def test_an_added_test_the_reaching_runs_select_out_is_a_test_no_step_runs() -> None:
-    config = RepoConfig(source="base", pipeline=parse_pipeline(MODEL_STEPS))
-    files = (ChangedFile(filename="vllm/model_executor/models/aria.py", additions=3,
-                         patch="@@ -1 +1,2 @@\n+x = 1\n"),
-             ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
-                         patch="@@ -0,0 +1,3 @@\n+import pytest\n+def test_load(): ...\n"))
-    (line,) = [x for x in _lines(files, config) if x.startswith("- Not in this PR's build")]
+    (line,) = [x for x in _lines(ARIA, MODEL_CONFIG) if x.startswith("- Not in this PR's build")]
     assert line.endswith("1 changed test no step runs: `tests/models/test_aria.py` (the steps "
                          "whose pytest reaches it select `-m distributed`)")
     marked = ChangedFile(filename="tests/models/test_aria.py", status="added", additions=3,
                          patch="@@ -0,0 +1,3 @@\n+@pytest.mark.distributed(num_gpus=2)\n"
                                "+def test_load(): ...\n")
-    assert not [x for x in _lines((files[0], marked), config)
+    assert not [x for x in _lines((ARIA[0], marked), MODEL_CONFIG)
                 if x.startswith("- Not in this PR's build")]
