@@ -77,6 +77,11 @@ class CiStepRef(BaseModel):
     # "intel" for a step of Intel's pipeline (.buildkite/ci_config_intel.yaml), "" for the
     # main one
     pipeline: str = ""
+    # How many source entries (outside `tests/`) its dependencies list: a step listing
+    # one folder is that folder's own; one listing many (`vllm/distributed/`,
+    # `vllm/engine/`, `vllm/model_executor/models/`) runs its own tests whenever any of
+    # them changes. 0 unknown.
+    source_entries: int = 0
 
     @property
     def exercises_change(self) -> bool:
@@ -85,22 +90,29 @@ class CiStepRef(BaseModel):
         return self.runs_changed_tests or self.runs_module_tests
 
     @property
-    def directness(self) -> tuple[int, int, int]:
+    def directness(self) -> tuple[int, int, int, int]:
         """How directly the step exercises the change, smallest first: its commands run a
         changed test (the closer the path, the earlier: the file before its folder), then
-        the changed module's tests; then the fewer steps share the entry that reached
-        it, then the longer that entry (a step reached through a folder dozens of steps
-        list comes last). A step whose label names the changed module comes before those
-        only an entry reaches (blind judges called a line led by MoE kernel steps a shared
-        folder reached, the Fusion and Cudagraph steps in "+N more", misdirected)."""
+        the changed module's tests, then its label names the changed module (blind judges
+        called a line led by MoE kernel steps a shared folder reached, the Fusion and
+        Cudagraph steps in "+N more", misdirected); within each, the fewer steps share
+        the entry that reached it, the earlier. A step only an entry reaches ranks by
+        that entry's depth first: one listing `vllm/v1/worker/gpu/` before one listing
+        `vllm/v1/worker/` (Distributed DP steps led a model-runner-V2 change, its own
+        steps in "+N more": misdirected). Last, of steps the same entry reaches, the one
+        listing no other source entry: it is that entry's own (Basic Models (Extra
+        Initialization), which lists only `vllm/model_executor/models/`, before Pipeline +
+        Context Parallelism, which lists it beside `vllm/distributed/` and `vllm/engine/`:
+        judged misdirected when that led on model changes)."""
         shared = self.shared_by if self.shared_by > 0 else 1 << 30
+        focus = 0 if self.source_entries == 1 else 1
         if self.runs_changed_tests:
-            return (0, self.test_distance, shared)
+            return (0, self.test_distance, shared, focus)
         if self.runs_module_tests:
-            return (1, shared, -self.specificity)
+            return (1, shared, -self.specificity, focus)
         if self.names_changed_module:
-            return (2, shared, -self.specificity)
-        return (3, shared, -self.specificity)
+            return (2, shared, -self.specificity, focus)
+        return (3, -self.specificity, shared, focus)
 
     @property
     def specificity(self) -> int:
@@ -150,6 +162,8 @@ class CiPlan(BaseModel):
     intel_steps: tuple[CiStepRef, ...] = ()
     intel_broad_count: int = 0
     intel_broad_through: tuple[str, ...] = ()  # what reached those others, or run-all
+    # a path matched Intel's run-all patterns (`requirements/xpu.txt`): it runs every step
+    intel_run_all: bool = False
     # Every changed line outside docs is a comment, a docstring line or blank
     # (bot/core/reading/prose_lines.py): the steps run, but none can test it.
     prose_only: bool = False

@@ -38,7 +38,7 @@ _AMD_MIRROR = "AMD: "  # ci-infra's label of a generated AMD mirror: "AMD: <labe
 class _Named:
     name: str
     devices: tuple[str, ...]
-    directness: tuple[int, int, int]  # CiStepRef.directness of its most direct device
+    directness: tuple[int, int, int, int]  # CiStepRef.directness of its most direct device
     statuses: tuple[str, ...] = ()  # per device, on the head ("" when not read)
 
 
@@ -243,7 +243,9 @@ def _platform_text(plan: CiPlan, lang: Lang) -> str:
         # Intel's steps run on XPU, reached only through what almost any change reaches
         through = t(lang, "render.comma").join(
             escape_code(b, 60) for b in plan.intel_broad_through[:3])
-        return t(lang, "render.ci.platform_intel_broad", platform=name, files=files,
+        key = ("render.ci.platform_intel_all" if plan.intel_run_all
+               else "render.ci.platform_intel_broad")
+        return t(lang, key, platform=name, files=files,
                  count=plan.intel_broad_count, through=through or "—")
     if not on:
         return t(lang, "render.ci.platform_none", platform=name, files=files)

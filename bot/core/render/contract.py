@@ -164,7 +164,8 @@ def _ci_json(ci: CiPlan) -> dict[str, Any]:
         # Intel's pipeline (.buildkite/ci_config_intel.yaml): the steps it runs through a
         # narrow entry and how many others; empty where the base has none.
         "intel": {"steps": [step(s) for s in ci.intel_steps],
-                  "broad_count": ci.intel_broad_count},
+                  "broad_count": ci.intel_broad_count,
+                  "run_all": ci.intel_run_all},
         "source": ci.source,
         # The build on the head commit: its state, or None when statuses were not read.
         "state": ci.run.state if ci.run else None,

@@ -354,6 +354,12 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）；"
               "Intel 流水线仅经由 {through} 运行 {count:,} 个 {platform} 步骤，"
               "没有一个与本改动的测试对应"},
+    "render.ci.platform_intel_all": {
+        "en": "none runs on {platform}, where its changed code runs ({files}); Intel's "
+              "pipeline runs all its {count:,} {platform} steps (its run-all patterns "
+              "match {through})",
+        "zh": "没有一个在 {platform} 上运行，而改动的代码只在 {platform} 上执行（{files}）；"
+              "Intel 流水线运行全部 {count:,} 个 {platform} 步骤（其 run-all 规则匹配 {through}）"},
     "render.ci.platform_steps": {
         "en": "of which only the {platform} ones can run its changed {platform} code "
               "({files}): {steps}",

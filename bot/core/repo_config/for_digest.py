@@ -138,7 +138,14 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
                      test_distance=max(distance, 0),
                      names_changed_module=bool(module_words & _words(step.label)),
                      lists_changed_file=any(e in match.files for e in match.matched),
+                     source_entries=_source_entries(step),
                      pipeline="intel" if step.platform == "intel" else "")
+
+
+def _source_entries(step: CiStep) -> int:
+    """How many of the step's dependency entries name source: not a test path, nor the
+    job file the generator appends."""
+    return sum(1 for d in step.dependencies if not d.startswith("tests/") and d != step.file)
 
 
 def _edits_job_files(steps: Sequence[CiStep], facts: PullRequestFacts) -> bool:
@@ -220,6 +227,7 @@ def ci_plan(pipeline: Pipeline, facts: PullRequestFacts, source: str,
                      if intel_selection is not None and intel is not None else ()),
         intel_broad_count=intel_selection.broad_count if intel_selection is not None else 0,
         intel_broad_through=_through(intel_selection) if intel_selection is not None else (),
+        intel_run_all=intel_selection is not None and intel_selection.run_all,
         prose_only=prose_only(f for f in facts.files if not is_docs_only([f.filename])),
     )
 

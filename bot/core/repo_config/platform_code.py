@@ -59,6 +59,14 @@ def _is_source(path: str) -> bool:
             and "/tests/" not in path and not path.rsplit("/", 1)[-1].startswith("test_"))
 
 
+def _is_build_file(path: str) -> bool:
+    """A dependency pin list or an image recipe: what it installs reaches the one image
+    its name says (`requirements/xpu.txt`, `docker/Dockerfile.rocm`), if it names one."""
+    name = path.rsplit("/", 1)[-1]
+    return (path.startswith("requirements/") and name.endswith(".txt")) or name.startswith(
+        "Dockerfile")
+
+
 def _one(platforms: set[str]) -> str:
     return next(iter(platforms)) if len(platforms) == 1 and "cuda" not in platforms else ""
 
@@ -74,6 +82,8 @@ def file_platform(changed: ChangedFile) -> str:
     by_path = _platforms(components)
     if by_path:
         return _one(by_path)
+    if _is_build_file(changed.filename):
+        return ""  # its lines install packages: no branch names a platform
     architectures = _architectures(components)
     if architectures:
         return next(iter(architectures)) if len(architectures) == 1 else ""
@@ -92,7 +102,8 @@ def file_platform(changed: ChangedFile) -> str:
 def change_platform(files: Sequence[ChangedFile]) -> tuple[str, tuple[str, ...]]:
     """The platform every changed source file is of, and those files; ("", ()) when
     the change is not one platform's."""
-    sources = [f for f in files if _is_source(f.filename) and f.status != "removed"]
+    sources = [f for f in files if f.status != "removed" and (
+        _is_source(f.filename) or _is_build_file(f.filename))]
     platform = ""
     for changed in sources:
         found = file_platform(changed)

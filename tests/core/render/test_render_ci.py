@@ -462,3 +462,48 @@ def test_an_added_test_the_reaching_runs_select_out_is_a_test_no_step_runs() -> 
                                "+def test_load(): ...\n")
     assert not [x for x in _lines((ARIA[0], marked), MODEL_CONFIG)
                 if x.startswith("- Not in this PR's build")]
+
+
+# Two steps list the model folder: one beside three other source folders, one alone (it
+# runs whenever a model changes); a third lists the worker folder, a fourth its `gpu/`.
+MODEL_STEPS = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/distributed.yaml":
+        "steps:\n- {label: Pipeline Parallel, key: pp, num_devices: 4,"
+        " source_file_dependencies: [vllm/distributed/, vllm/engine/, vllm/executor/,"
+        " vllm/models/, tests/distributed/], commands: [pytest -v -s distributed]}\n"
+        "- {label: DP Basic, key: dp, source_file_dependencies: [vllm/distributed/,"
+        " vllm/worker/], commands: [pytest -v -s v1/distributed]}\n",
+    ".buildkite/test_areas/models_basic.yaml":
+        "steps:\n- {label: Model Initialization, key: init,"
+        " source_file_dependencies: [vllm/models/, tests/models/registry.py],"
+        " commands: [pytest -v -s models/test_initialization.py]}\n",
+    ".buildkite/test_areas/runner.yaml":
+        "steps:\n" + "".join(
+            f"- {{label: Runner {i}, key: r{i}, source_file_dependencies: [vllm/worker/gpu/,"
+            f" vllm/core/], commands: [pytest -v -s e2e/test_{i}.py]}}\n" for i in range(3)),
+}
+
+
+def _model_line(path: str) -> str:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(MODEL_STEPS))
+    facts = FACTS.model_copy(update={"files": (
+        ChangedFile(filename=path, additions=1, patch="@@ -1 +1 @@\n+x\n"),)})
+    (line,) = [x for x in ci_lines(build_digest(facts, RULES, "en", repo_config=config))
+               if x.startswith("- CI to run")]
+    return line
+
+
+def test_of_steps_one_entry_reaches_the_one_listing_only_it_leads() -> None:
+    line = _model_line("vllm/models/llama.py")
+    assert line.index("Model Initialization") < line.index("Pipeline Parallel")
+    # the order of the job files alone would put Pipeline Parallel first
+    assert list(MODEL_STEPS).index(".buildkite/test_areas/distributed.yaml") < list(
+        MODEL_STEPS).index(".buildkite/test_areas/models_basic.yaml")
+
+
+def test_a_step_a_deeper_entry_reaches_leads_though_more_steps_list_it() -> None:
+    # `vllm/worker/gpu/` is listed by 3 steps, `vllm/worker/` by 1: the folder closer to
+    # the change says more about which step is its own
+    line = _model_line("vllm/worker/gpu/input_batch.py")
+    assert line.index("Runner 0") < line.index("DP Basic")

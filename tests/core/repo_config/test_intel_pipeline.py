@@ -222,3 +222,23 @@ def test_vllm_0_34_an_xpu_change_only_vllm_reaches_says_intels_steps_run_through
     assert "Intel 流水线仅经由 `vllm/` 运行 18 个 XPU 步骤" in zh
     assert "none runs on XPU, where" in ci_line(lines(REAL_WITHOUT_INTEL, files))
     assert "Intel" not in ci_line(lines(REAL_WITHOUT_INTEL, files))
+
+
+def test_vllm_0_34_an_xpu_pin_bump_says_intels_pipeline_runs_every_step() -> None:
+    # a pin list or image recipe named for XPU reaches only the XPU image; Intel's
+    # run-all patterns list them, so its whole pipeline runs
+    files = (changed("requirements/xpu.txt", "@@ -1 +1 @@\n-torch==2.9.0\n+torch==2.10.0\n"),
+             changed("docker/Dockerfile.xpu", "@@ -1 +1 @@\n-ARG X=1\n+ARG X=2\n"))
+    found = lines(REAL, files)
+    line = ci_line(found)
+    assert line.startswith(
+        "- CI to run: none runs on XPU, where its changed code runs (`requirements/xpu.txt`, "
+        "`docker/Dockerfile.xpu`); Intel's pipeline runs all its ")
+    assert "XPU steps (its run-all patterns match `requirements/xpu.txt`" in line
+    digest = build_digest(FACTS.model_copy(update={"files": files}), RULES, "en",
+                          repo_config=REAL)
+    assert digest_json(digest, "")["ci"]["intel"]["run_all"] is True
+    assert "运行全部" in ci_line(lines(REAL, files, "zh"))
+    # the same bump beside a shared pin list is no longer XPU's alone
+    mixed = (*files, changed("requirements/common.txt", "@@ -1 +1 @@\n-a==1\n+a==2\n"))
+    assert "XPU" not in ci_line(lines(REAL, mixed))

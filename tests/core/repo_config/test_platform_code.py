@@ -61,3 +61,16 @@ def test_a_path_that_names_one_cuda_architecture_is_that_architectures() -> None
     dispatch = changed(sm120.replace(".cu", "_dispatch.cuh"), "int y;")
     assert change_platform([changed(sm120, "int x;"), dispatch]) == (
         "sm12", (sm120, dispatch.filename))
+
+
+def test_a_pin_list_or_image_recipe_named_for_one_platform_is_that_platforms() -> None:
+    assert file_platform(changed("requirements/rocm.txt", "torch==2.10.0")) == "rocm"
+    assert file_platform(changed("docker/Dockerfile.xpu", "ARG TORCH=2.10")) == "xpu"
+    # its lines install packages: a platform word in them is no branch
+    assert file_platform(changed("requirements/common.txt", "amdsmi; platform_machine")) == ""
+    assert change_platform([changed("requirements/xpu.txt", "torch==2.10"),
+                            changed("requirements/test/xpu.txt", "pytest"),
+                            changed("docs/xpu.md", "x")]) == (
+        "xpu", ("requirements/xpu.txt", "requirements/test/xpu.txt"))
+    assert change_platform([changed("requirements/xpu.txt", "torch==2.10"),
+                            changed("requirements/cuda.txt", "torch==2.10")]) == ("", ())
