@@ -111,3 +111,108 @@ def test_a_condition_moved_into_a_new_function_is_not_said_to_have_changed() -> 
     assert conditions("if self.ready:") == [
         ("if self.mm_processor:", "if self._warmup_future is not None:")
     ]
+
+
+def _notes(path: str, patch: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    changed = ChangedFile(filename=path, additions=patch.count("\n+"),
+                          deletions=patch.count("\n-"), patch=patch)
+    return [(n.kind, n.symbol, n.details) for n in build_digest(_pr(changed), RULES,
+                                                                "en").structure]
+
+
+def test_a_guard_inverted_into_an_early_return_is_no_changed_condition() -> None:
+    inverted = (
+        "@@ -10,6 +10,7 @@ class Model:\n"
+        "     def get_input_embeddings(self, ids, mm):\n"
+        "         embeds = self.embed(ids)\n"
+        "-        if mm is not None:\n"
+        "-            embeds = merge(embeds, mm)\n"
+        "+        if mm is None:\n"
+        "+            return embeds\n"
+        "+        embeds = merge(embeds, mm)\n"
+        "         return embeds\n"
+    )
+    assert [n for n in _notes("vllm/models/m.py", inverted) if n[0] == "condition"] == []
+    # the same flip with no early exit changes what the body runs for: still a note
+    flipped = inverted.replace("+            return embeds\n",
+                               "+            embeds = merge(embeds, mm)\n")
+    flipped = flipped.replace("+        embeds = merge(embeds, mm)\n", "")
+    assert ("condition", "get_input_embeddings",
+            ("if mm is not None:", "if mm is None:")) in _notes("vllm/models/m.py", flipped)
+
+
+def test_an_assert_wrapped_over_lines_is_not_compared_by_its_first_line() -> None:
+    rewrapped = (
+        "@@ -5,4 +5,8 @@ def main(args):\n"
+        "-    assert current_platform.is_cuda() or current_platform.is_rocm(), (\n"
+        "-        \"needs a GPU\"\n"
+        "+    assert (\n"
+        "+        current_platform.is_cuda()\n"
+        "+        or current_platform.is_rocm()\n"
+        "+        or current_platform.is_xpu()\n"
+        "+    ), \"needs a GPU\"\n"
+        "     run(args)\n"
+    )
+    assert [n for n in _notes("vllm/tools/bench.py", rewrapped)
+            if n[0].startswith("assert")] == []
+    one_line = (
+        "@@ -5,3 +5,3 @@ def main(args):\n"
+        "-    assert args.n > 0\n"
+        "+    assert args.n >= 0\n"
+        "     run(args)\n"
+    )
+    assert ("assert-changed", "main", ("assert args.n > 0", "assert args.n >= 0")) in _notes(
+        "vllm/tools/bench.py", one_line)
+
+
+def test_a_todo_in_a_helper_the_hunk_adds_is_the_helpers() -> None:
+    patch = (
+        "@@ -30,6 +30,12 @@ def has_unsupported_features(schema):\n"
+        "     return False\n"
+        " \n"
+        "+def _schema_types(obj):\n"
+        "+    # TODO: read anyOf branches too, this misses nested unions\n"
+        "+    kind = obj.get(\"type\")\n"
+        "+    return {kind} if isinstance(kind, str) else set(kind or ())\n"
+        "+\n"
+        " def _has_pattern_and_length_bounds(obj):\n"
+    )
+    todos = [n for n in _notes("vllm/structured/utils.py", patch) if n[0] == "todo"]
+    assert todos == [("todo", "_schema_types",
+                      ("read anyOf branches too, this misses nested unions",))]
+
+
+def test_a_fixme_right_above_a_new_helper_is_the_helpers() -> None:
+    patch = (
+        "@@ -242,6 +242,10 @@ def _has_pattern_and_length_bounds(schema):\n"
+        "     )\n"
+        " \n"
+        " \n"
+        "+# FIXME(someone): the approach needs a redesign, see the linked issue\n"
+        "+def _schema_types(schema):\n"
+        "+    kind = schema.get(\"type\")\n"
+        "+    return {kind} if isinstance(kind, str) else set(kind or ())\n"
+    )
+    todos = [n for n in _notes("vllm/structured/utils.py", patch) if n[0] == "todo"]
+    assert todos == [("todo", "_schema_types",
+                      ("the approach needs a redesign, see the linked issue",))]
+
+
+def test_a_parameter_that_gains_a_type_is_not_a_keyword_no_longer_passed() -> None:
+    patch = (
+        "@@ -10,8 +10,8 @@ class Model:\n"
+        "     def get_input_embeddings(\n"
+        "         self,\n"
+        "-        mm_embeddings=None,\n"
+        "+        mm_embeddings: Embeddings | None = None,\n"
+        "     ) -> torch.Tensor:\n"
+        "         return self.embed(mm_embeddings)\n"
+    )
+    assert [n for n in _notes("vllm/models/m.py", patch) if n[0] == "kwarg-removed"] == []
+    dropped = (
+        "@@ -10,4 +10,4 @@ def run(self):\n"
+        "-        out = self.embed(ids, mm_embeddings=mm)\n"
+        "+        out = self.embed(ids)\n"
+        "         return out\n"
+    )
+    assert ("kwarg-removed", "run", ("mm_embeddings",)) in _notes("vllm/models/m.py", dropped)

@@ -89,7 +89,7 @@ def _notes_of(
         ]
         changed = next(
             (pair for pair in zip(old_conditions, new_conditions, strict=False)
-             if not _cosmetic(*pair, hunk)),
+             if not _cosmetic(*pair, hunk) and not _inverted_guard(*pair, added)),
             None,
         )
         if changed is not None:
@@ -109,10 +109,41 @@ def _notes_of(
         found = TODO.search(code)
         said = todo_said(found) if found else ""
         if said:
-            yield StructureNote(hunk.file, symbol, "todo", (snip(said),))
+            yield StructureNote(hunk.file, _scope_of(hunk, code), "todo", (snip(said),))
             break
     if wrapped:
         yield from _wrapped(hunk, added)
+
+
+def _scope_of(hunk: Hunk, code: str) -> str:
+    """The definition an added line stands in: the last one the hunk shows opening above
+    it at a smaller indent, else the hunk's scope."""
+    indent = len(code) - len(code.lstrip(" \t"))
+    opened: list[tuple[int, str]] = []
+    for marker, line in hunk.lines:
+        if marker == "+" and line == code:
+            return next((name for at, name in reversed(opened) if at < indent), hunk.scope)
+        if marker == "-" or not line.strip():
+            continue
+        at = len(line) - len(line.lstrip(" \t"))
+        opened = [(i, n) for i, n in opened if i < at]
+        definition = DEF.match(line)
+        if definition:
+            opened.append((at, definition.group(1)))
+    return hunk.scope
+
+
+# A statement that leaves the block early: a guard inverted into an early exit ends so.
+_EARLY_EXIT = re.compile(r"[ \t]*(?:return|continue|break|raise)\b")
+
+
+def _inverted_guard(old: str, new: str, added: list[str]) -> bool:
+    """A condition negated where the hunk adds an early exit: `if x is not None: <body>`
+    turned into `if x is None: return` with the body after it tests the same case
+    (judged misdirected as a "changed condition": the logic is the same)."""
+    old_words, new_words = _condition_words(old)[1:], _condition_words(new)[1:]
+    negated = (old_words == ["not", *new_words] or new_words == ["not", *old_words])
+    return negated and any(_EARLY_EXIT.match(code) for code in added)
 
 
 def _cosmetic(old: str, new: str, hunk: Hunk) -> bool:
@@ -184,6 +215,11 @@ def _assert_notes(
 ) -> Iterator[StructureNote]:
     old = [c.strip() for c in removed if ASSERT.match(c) and c.strip() not in moved]
     new = [c.strip() for c in added if ASSERT.match(c) and c.strip() not in moved]
+    if any(map(_open, old)) or any(map(_open, new)):
+        # an assert wrapped over lines shows only its first one here: comparing
+        # `assert a or b, (` with `assert (` says nothing of what it checks (judged
+        # misdirected on a reformat that added a platform)
+        return
     if is_test_file(hunk.file):
         return  # a test's asserts are its checks, not a relaxed invariant
     if old and new:
@@ -194,6 +230,14 @@ def _assert_notes(
             yield StructureNote(hunk.file, hunk.scope, "assert-added", (snip(replacing[0]),))
     elif old:
         yield StructureNote(hunk.file, hunk.scope, "assert-removed", (snip(old[0]),))
+
+
+def _open(statement: str) -> bool:
+    """Whether a line leaves a bracket open or continues with `\\`: the statement goes on
+    below it."""
+    code = _STRING.sub("", statement.split("#", 1)[0]).rstrip()
+    return code.endswith("\\") or sum(code.count(c) for c in "([{") > sum(
+        code.count(c) for c in ")]}")
 
 
 def _replaces_fallback(assertion: str, removed: list[str], moved: set[str]) -> bool:
@@ -280,6 +324,7 @@ def _dropped_kwargs(removed: list[str], added: list[str]) -> list[str]:
         for name in old
         if name not in new
         and not _passed_anywhere(name, added_text)
+        and not _now_annotated(name, added_text)
         and _callee_kept(_callees_passing(name, removed), added_text)
     ]
 
@@ -288,6 +333,14 @@ def _passed_anywhere(name: str, text: str) -> bool:
     """`name=` on any added line: a call re-wrapped over other lines (`dtype=x)` closing
     it) still passes it."""
     return re.search(rf"(?<![\w.]){re.escape(name)}[ \t]*=(?!=)", text) is not None
+
+
+def _now_annotated(name: str, text: str) -> bool:
+    """`name: T = default` on an added line: a signature's parameter that gained a type
+    (`x=None` -> `x: Tensor | None = None`), not a keyword a call stopped passing
+    (judged misdirected as "no longer passes x")."""
+    return re.search(rf"(?:^|[(,])[ \t]*{re.escape(name)}[ \t]*:(?!=)", text,
+                     re.MULTILINE) is not None
 
 
 def _callees_passing(name: str, lines: list[str]) -> set[str]:

@@ -162,17 +162,30 @@ def _read_kept_line(hunk: WholeHunk, at: int, group: str) -> None:
         hunk.held.append(at)
 
 
+def _indent(text: str, at: int) -> int:
+    """How many spaces and tabs start the code at `at` (capped at a line's length)."""
+    end = at
+    limit = min(len(text), at + MAX_LINE)
+    while end < limit and text[end] in " \t":
+        end += 1
+    return end - at
+
+
 def _whole_hunk_cuts(hunk: WholeHunk) -> tuple[list[int], list[str]]:
     """Where `hunks_plain` cuts a hunk into pieces, and each piece's scope."""
     text = hunk.text
     starts, scopes = [0], [hunk.scope]
     decorated = {at for at, _ in hunk.decorators} | set(hunk.held_decorators)
     for at, name, _ in hunk.defs:
-        # Decorators just above the def line belong to it (`structure_pieces._trailing_decorators`).
+        # Decorators, and comments at its indent, just above the def line belong to it
+        # (`structure_pieces._trailing_decorators`).
+        indent = _indent(text, at + 2)
         end = at
         while end > starts[-1]:
             above = text.rfind("\n", starts[-1], end)
-            if above not in decorated:
+            if above not in decorated and not (
+                    text.startswith("#", above + 2 + (width := _indent(text, above + 2)))
+                    and width == indent):
                 break
             end = above
         starts.append(end)
