@@ -40,6 +40,24 @@ class _Scope:
     name: str
     indent: int
     marker: str  # the def line's diff marker: " " (context), "+" or "-"
+    is_class: bool = False
+
+
+# A class body's field: `name: T = value`, `name: T` or `name = value` (not `==`); the
+# annotation is a type (`int`, `dict[str, Any] | None`), so prose ("Note: this is") is none.
+_TYPE = r"[A-Za-z_][\w.]*(?:\[.*\])?"
+_FIELD = re.compile(
+    rf"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[ \t]*{_TYPE}(?:[ \t]*\|[ \t]*{_TYPE})*[ \t]*"
+    r"(?:=(?!=).*)?|=(?!=).*)$")
+_DOCSTRING_QUOTES = ('"""', "'''")
+_BODY_INDENT = 4
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def _brackets(code: str) -> int:
+    """How many brackets a line opens and leaves open (negative: closes)."""
+    text = _STRING.sub("", code.split("#", 1)[0])
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
 
 
 @dataclass
@@ -176,10 +194,13 @@ def _python_symbols(patch: str) -> _FileSymbols:
     if "def" not in patch and "class" not in patch:
         return found  # no def line and no hunk header naming one: no scope to report
     scopes: list[_Scope] = []
+    docstring = [False, False]  # inside a class body's docstring: new side, old side
+    field_open = 0  # brackets a field's value leaves open
     for raw in patch.split("\n"):
         line = raw[:_MAX_LINE]
         if line.startswith("@@"):
             scopes = _hunk_scopes(line)
+            docstring, field_open = [False, False], 0
             continue
         if not line or line[0] not in " +-" or line.startswith(("+++", "---")):
             continue
@@ -197,8 +218,32 @@ def _python_symbols(patch: str) -> _FileSymbols:
                 found.mark(name, "added")
             elif marker == "-":
                 found.mark(name, "removed")
-            scopes.append(_Scope(name, indent, marker))
+            scopes.append(_Scope(name, indent, marker, definition.group(2) == "class"))
+            docstring = [False, False]
             continue
+        if field_open > 0:  # the rest of a field's value, wrapped over lines
+            field_open = max(0, field_open + _brackets(code))
+            continue
+        if (scopes and scopes[-1].is_class and scopes[-1].marker == " "
+                and (any(docstring) or indent == scopes[-1].indent + _BODY_INDENT)):
+            # A class body's own lines (ruff indents a body by four spaces): a field added
+            # or removed is named as such (`SchedulerConfig.window`), and its docstring is
+            # prose; naming only the class was judged generic when fields were the change.
+            # each side of the diff opens and closes its own docstrings
+            sides = (0, 1) if marker == " " else (0,) if marker == "+" else (1,)
+            if any(docstring[i] for i in sides) or code.lstrip().startswith(
+                    _DOCSTRING_QUOTES):
+                if sum(code.count(q) for q in _DOCSTRING_QUOTES) % 2:
+                    for i in sides:
+                        docstring[i] = not docstring[i]
+                continue
+            field_name = _FIELD.match(code)
+            if field_name:
+                if marker != " ":
+                    found.mark(f"{scopes[-1].name}.{field_name.group(1)}",
+                               "added" if marker == "+" else "removed")
+                field_open = max(0, _brackets(code))
+                continue
         # The body of an added or removed def is part of that addition or removal.
         if marker != " " and scopes and scopes[-1].marker == " ":
             found.mark(scopes[-1].name, "modified")
@@ -214,7 +259,8 @@ def _hunk_scopes(header: str) -> list[_Scope]:
     if not definition:
         return []
     # git keeps the def line's indentation in the header when it has one.
-    return [_Scope(definition.group(3), len(definition.group(1)), " ")]
+    return [_Scope(definition.group(3), len(definition.group(1)), " ",
+                   definition.group(2) == "class")]
 
 
 def _is_continuation(code: str) -> bool:

@@ -205,3 +205,44 @@ def test_a_file_removed_and_added_again_elsewhere_is_a_move() -> None:
     assert moved_files([old, rewritten]) == ()
     stub = _new_file("vllm/stub.py", "removed", ["pass"])
     assert moved_files([stub, _new_file("vllm/b/stub.py", "added", ["pass"])]) == ()
+
+
+CONFIG_FIELDS_PATCH = "".join(line + "\n" for line in (
+    '@@ -208,6 +208,16 @@ class SchedulerConfig:',
+    '     already-admitted prompt, so a long prompt can take up to N times as many',
+    '     steps to finish prefilling."""',
+    ' ',
+    '+    admission_window: int = Field(default=0, ge=0)',
+    '+    """Look-ahead window for cache-aware admission. Note: within the first N',
+    '+    waiting requests, cached ones go first.',
+    '+',
+    '+    Default: 0 admits in arrival order."""',
+    '+',
+    '+    admission_threshold: float = (',
+    '+        0.5',
+    '+    )',
+    '+',
+    '     async_scheduling: bool | None = None',
+    '     """If set to False, disable async scheduling."""',
+    '@@ -300,4 +310,4 @@ class SchedulerConfig:',
+    '         if self.enable_chunked_prefill:',
+    '-            limit = 1',
+    '+            limit = 2',
+    '         return limit',
+    '',
+))
+
+
+def test_fields_a_class_body_adds_are_named_and_its_docstrings_are_prose() -> None:
+    files = [ChangedFile(filename="vllm/config/scheduler.py", patch=CONFIG_FIELDS_PATCH)]
+    assert [(s.name, s.change) for s in extract_symbols(files)] == [
+        ("SchedulerConfig.admission_window", "added"),
+        ("SchedulerConfig.admission_threshold", "added"),
+        # a method's body under a class-only hunk header is not a field
+        ("SchedulerConfig", "modified"),
+    ]
+    only_fields = CONFIG_FIELDS_PATCH.split("@@ -300")[0]
+    # the fields (and their docstrings) are the whole change: the class is not "modified"
+    assert [s.name for s in extract_symbols(
+        [ChangedFile(filename="vllm/config/scheduler.py", patch=only_fields)])] == [
+        "SchedulerConfig.admission_window", "SchedulerConfig.admission_threshold"]
