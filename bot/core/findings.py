@@ -64,6 +64,9 @@ class CiStepRef(BaseModel):
     # Its commands run the tests of a module the PR changes (`tests/tokenizers_` for
     # `vllm/tokenizers/registry.py`), and no changed test file.
     runs_module_tests: bool = False
+    # Of those, a run names a changed module's own test file (`v1/spec_decode/test_eagle.py`
+    # for `vllm/v1/spec_decode/eagle.py`), not only a test in its package's test folder.
+    runs_module_test_file: bool = False
     test_distance: int = 0
     # Its label names a word of a changed module's file name (`Cudagraph` for
     # `encoder_cudagraph.py`, `Humming` for `fused_humming_moe.py`): the pipeline's authors

@@ -135,6 +135,8 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
                                    default=0),
                      runs_changed_tests=distance >= 0,
                      runs_module_tests=distance < 0 and change.runs_module_tests(step.test_runs),
+                     runs_module_test_file=distance < 0 and change.runs_module_test_files(
+                         step.test_runs),
                      test_distance=max(distance, 0),
                      names_changed_module=bool(module_words & _words(step.label)),
                      lists_changed_file=any(e in match.files for e in match.matched),

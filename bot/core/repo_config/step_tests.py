@@ -310,6 +310,13 @@ class ChangedTests:
             return False
         return not (run.marker and run.marker not in added_text)
 
+    def runs_module_test_files(self, runs: Sequence[PytestRun]) -> bool:
+        """Whether a run names a changed module's own test file by name
+        (`v1/spec_decode/test_eagle.py` for `vllm/v1/spec_decode/eagle.py`): a run of a
+        folder, or of another file in it, runs whatever that folder holds."""
+        return bool(self._files) and any(
+            _norm(path) in self._files for run in runs for path in run.paths)
+
     def runs_module_tests(self, runs: Sequence[PytestRun]) -> bool:
         """Whether a run names a changed module's own tests: its test file, or the test
         folder mirroring its package folder (`tests/tokenizers_` for

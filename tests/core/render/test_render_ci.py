@@ -126,6 +126,9 @@ SHARED = {
         "- {label: Acceptance Length, key: al, optional: true,"
         " source_file_dependencies: [vllm/v1/, vllm/v1/spec_decode/],"
         " commands: ['pytest -v -s v1/spec_decode/test_acceptance_length.py']}\n"
+        "- {label: Eagle Correctness, key: eagle, optional: true,"
+        " source_file_dependencies: [vllm/v1/spec_decode/],"
+        " commands: ['pytest -v -s v1/spec_decode/test_eagle.py']}\n"
         "- {label: 2 Node, key: two-node, optional: true,"
         " source_file_dependencies: [vllm/v1/spec_decode/],"
         " commands: [pytest -v -s distributed/test_two_nodes.py]}\n",
@@ -141,14 +144,18 @@ def _not_run(path: str) -> list[str]:
 
 
 def test_only_an_optional_step_whose_commands_test_the_change_is_named() -> None:
-    # Acceptance Length runs a test in `tests/v1/spec_decode`, the changed module's:
-    # named. The 2-node step lists the folder too but runs other tests, and V1 e2e is
-    # reached only through `vllm/v1/`: both left to the collapsed list.
+    # Eagle Correctness runs `tests/v1/spec_decode/test_eagle.py`, the changed module's
+    # own test file: named. Acceptance Length runs another test of that folder, as it
+    # does for any spec-decode change (judged misdirected on changes it does not
+    # exercise); the 2-node step runs other tests, and V1 e2e is reached only through
+    # `vllm/v1/`: all left to the collapsed list.
     (line,) = _not_run("vllm/v1/spec_decode/eagle.py")
-    assert "Acceptance Length" in line
+    assert "Eagle Correctness" in line
+    assert "Acceptance Length" not in line
     assert "V1 e2e" not in line
     assert "2 Node" not in line
     assert "1 optional step" in line
+    assert _not_run("vllm/v1/spec_decode/ngram.py") == []
     # Nothing waiting runs the tests of `vllm/v1/worker/`: no line at all.
     assert _not_run("vllm/v1/worker/runner.py") == []
 
@@ -507,3 +514,4 @@ def test_a_step_a_deeper_entry_reaches_leads_though_more_steps_list_it() -> None
     # the change says more about which step is its own
     line = _model_line("vllm/worker/gpu/input_batch.py")
     assert line.index("Runner 0") < line.index("DP Basic")
+
