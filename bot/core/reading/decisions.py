@@ -107,6 +107,7 @@ _CODE_SPAN = re.compile(r"`[^`\n]{0,400}`")
 _BOLD_MARK = re.compile(r"(?<!\*)\*\*(?!\*)")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.")
 _TICKED = re.compile(r"`([^`\n]{1,160})`")
+_PATH_LIKE = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.(?:py|cu|cuh|cpp|h|hpp|yaml|json|md|txt)")
 
 
 # What kind of choice a sentence states, by its first cue of each kind in this order:
@@ -233,8 +234,12 @@ def _sentences(body: str | None) -> Iterator[tuple[ProseUnit, str]]:
 
 
 def _cut(sentence: str) -> bool:
+    """Whether the text is a piece cut out of a sentence: an unbalanced `**` or
+    parenthesis (a clause split out of a parenthetical read as "only used when X)":
+    judged misdirected), or an elision."""
     prose = _CODE_SPAN.sub("", sentence)
-    return len(_BOLD_MARK.findall(prose)) % 2 == 1 or any(m in prose for m in _ELISION)
+    return (len(_BOLD_MARK.findall(prose)) % 2 == 1 or prose.count("(") != prose.count(")")
+            or any(m in prose for m in _ELISION))
 
 
 def _split(text: str) -> list[str]:
@@ -289,8 +294,15 @@ def _score(sentence: str, heading: str) -> int:
 def _concerns(
     sentence: str, known: dict[str, Mention], known_last: dict[str, Mention]
 ) -> tuple[str, str]:
-    """The first name in the sentence that the change contains."""
-    for raw in _TICKED.findall(sentence):
+    """The first name in the sentence that the change contains. A sentence whose first
+    code span is a path the change does not touch is about that file: it concerns no
+    name here (a sentence on `reload/meta.py` was pinned on another file by a name both
+    share: judged misdirected)."""
+    spans = _TICKED.findall(sentence)
+    if spans and _PATH_LIKE.fullmatch(spans[0]) and not any(
+            m.file == spans[0] or m.file.endswith("/" + spans[0]) for m in known.values()):
+        return "", ""
+    for raw in spans:
         for name in body_names(f"`{raw}`"):
             mention = known.get(name) or known_last.get(name.rsplit(".", 1)[-1])
             if mention is not None:

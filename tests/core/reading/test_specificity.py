@@ -526,6 +526,20 @@ def test_a_quote_is_a_whole_sentence_as_written() -> None:
     assert any(q.startswith("It redacts the key to ***") for q in quotes)
 
 
+def test_a_clause_split_out_of_a_parenthetical_is_not_quoted() -> None:
+    body = (
+        "## Changes\n\n"
+        "- `bench.py`: XPU support (a curated `tuning_space()` of 96 configs instead of "
+        "1280, because each Triton compile on the B70 takes 1-8s instead of under 100ms "
+        "on CUDA; the space is only used when `current_platform.is_xpu()`)\n"
+        "- We keep the CUDA space unchanged, because its configs are already tuned (see "
+        "the earlier PR) and the sweep stays short.\n"
+    )
+    quotes = [d.quote for d in harvest_decisions(body)]
+    assert not any(q.count("(") != q.count(")") for q in quotes)
+    assert any(q.startswith("We keep the CUDA space unchanged") for q in quotes)
+
+
 @pytest.mark.parametrize(
     ("quote", "kind"),
     [
@@ -657,3 +671,20 @@ def test_a_new_raise_is_no_question_when_the_title_says_the_pr_rejects_input() -
     assert unanswered(notes, "[Security] Reject non-finite temperature values") == ()
     assert unanswered(notes, "[Bugfix] Validate tool names early") == ()
     assert unanswered(notes, "[Sampler] Speed up temperature scaling") == notes
+
+
+def test_a_sentence_about_a_file_the_change_does_not_touch_concerns_none_of_its_names() -> None:
+    from bot.core.reading.specifics import Mention
+    mentions = [Mention("torch.empty_strided", "vllm/quant/quark_moe.py", "symbol", False),
+                Mention("vllm/quant/online.py", "vllm/quant/online.py", "file", False)]
+    body = (
+        "## Purpose\n\n"
+        "On the online path `reload/meta.py` materializes with `torch.empty_strided`, so "
+        "this is uninitialized memory that flows into the GEMM, because nothing zeroes it.\n\n"
+        "In `vllm/quant/online.py` we zero the buffer instead of skipping it, because "
+        "`torch.empty_strided` leaves garbage.\n"
+    )
+    decisions = harvest_decisions(body, mentions)
+    assert [d.concerns for d in decisions if "reload/meta.py" in d.quote] in ([], [""])
+    about_online = [d for d in harvest_decisions(body, mentions) if "zero the buffer" in d.quote]
+    assert [d.concerns_file for d in about_online] == ["vllm/quant/online.py"]
