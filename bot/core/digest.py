@@ -70,6 +70,11 @@ def _new_symbols(symbols: tuple[Symbol, ...]) -> frozenset[tuple[str, str]]:
                      if s.change == "added" and (s.file, s.name) not in changed)
 
 
+def _removed_symbols(symbols: tuple[Symbol, ...]) -> frozenset[tuple[str, str]]:
+    """(file, name) of what the patch removes whole from a file."""
+    return frozenset((s.file, s.name) for s in symbols if s.change == "removed")
+
+
 def build_digest(
     facts: PullRequestFacts,
     rules: RuleSet,
@@ -155,7 +160,8 @@ def build_digest(
         decisions=tuple(d for d in harvest_decisions(facts.body, mentions)
                         if not (links and opens_with_a_link(d.quote))),
         structure=not_moved(unanswered(
-            read_structure(facts.files, new_symbols=_new_symbols(touched)), facts.title),
+            read_structure(facts.files, new_symbols=_new_symbols(touched),
+                           removed_symbols=_removed_symbols(touched)), facts.title),
             facts.files),
         links=links,
         value_changes=find_value_changes(facts.body),

@@ -216,3 +216,52 @@ def test_a_parameter_that_gains_a_type_is_not_a_keyword_no_longer_passed() -> No
         "         return out\n"
     )
     assert ("kwarg-removed", "run", ("mm_embeddings",)) in _notes("vllm/models/m.py", dropped)
+
+
+def test_a_decorator_call_wrapped_over_lines_is_the_next_classs() -> None:
+    patch = (
+        "@@ -442,6 +443,12 @@ class Block(nn.Module):\n"
+        "         return hidden_states, residual\n"
+        " \n"
+        " \n"
+        "+@support_torch_compile(\n"
+        "+    dynamic_arg_dims={\n"
+        "+        \"input_ids\": 0,\n"
+        "+    }\n"
+        "+)\n"
+        " class Model(nn.Module):\n"
+        "     mapper = None\n"
+    )
+    notes = [n for n in _notes("vllm/models/sarvam.py", patch) if n[0] == "decorator-added"]
+    assert [n[1] for n in notes] == ["Model"]
+
+
+def test_a_function_the_pr_removes_no_longer_raises_nothing() -> None:
+    patch = (
+        "@@ -10,8 +10,2 @@ import json\n"
+        "-def _span(text):\n"
+        "-    if not text:\n"
+        "-        raise ValueError(\"empty\")\n"
+        "-    return text\n"
+        "-\n"
+        "-\n"
+        " def parse(text):\n"
+        "-    raise ValueError(\"old\")\n"
+        "+    return json.loads(text)\n"
+    )
+    notes = _notes("vllm/parser/p.py", patch)
+    assert [n for n in notes if n[1] == "_span"] == []
+    assert ("raise-removed", "parse", ("ValueError",)) in notes
+
+
+def test_a_test_that_stops_passing_a_keyword_follows_the_api() -> None:
+    patch = (
+        "@@ -10,4 +10,4 @@ def test_linear():\n"
+        "-    out = linear(x, w, bmm_batch_size=None)\n"
+        "+    out = linear(x, w, weight_shape=w.shape)\n"
+        "     assert out is not None\n"
+    )
+    assert [n for n in _notes("tests/quant/test_linear.py", patch)
+            if n[0] == "kwarg-removed"] == []
+    assert [n[0] for n in _notes("vllm/quant/use.py", patch.replace("def test_linear", "def use"))
+            if n[0] == "kwarg-removed"] == ["kwarg-removed"]

@@ -7,7 +7,7 @@ order, which a piece read from its text (`structure_whole`) builds only when ask
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bot.core.reading.structure.lines import DECORATOR, DEF, MAX_LINE, hunk_scope
@@ -124,11 +124,30 @@ def _comment_at(code: str, indent: int) -> bool:
     return stripped.startswith("#") and len(code) - len(stripped) == indent
 
 
+def carried_lines(codes: Sequence[str], indent: int) -> int:
+    """How many of the last lines before a def line (at `indent`) belong to it: its
+    decorators, a decorator call wrapped over lines included (`@support_torch_compile(`
+    ... `)`: its closing lines read as the previous function's, and the note named the
+    wrong class), and comments at its indent."""
+    carried = pending = 0  # pending: lines of a wrapped call, until its decorator shows
+    for code in reversed(codes):
+        at = len(code) - len(code.lstrip(" \t"))
+        if DECORATOR.match(code) and (not pending or at == indent):
+            carried += pending + 1
+            pending = 0
+        elif not pending and _comment_at(code, indent):
+            carried += 1
+        elif code.strip() and (at > indent or code.lstrip()[:1] in ")]}"):
+            pending += 1
+        else:
+            break
+    return carried
+
+
 def _trailing_decorators(hunk: Hunk, indent: int) -> list[tuple[str, str]]:
-    """The decorators, and comment lines at the def's own indent, that end the piece."""
+    """The lines that end the piece and belong to the def that follows (carried_lines)."""
     carried: list[tuple[str, str]] = []
-    while hunk.lines and (DECORATOR.match(hunk.lines[-1][1])
-                          or _comment_at(hunk.lines[-1][1], indent)):
+    for _ in range(carried_lines([code for _, code in hunk.lines], indent)):
         marker, code = hunk.lines.pop()
         carried.insert(0, (marker, code))
         target = hunk.removed if marker == "-" else hunk.added if marker == "+" else None

@@ -43,10 +43,14 @@ _AGAINST_BASE = frozenset({
 
 
 def _new_code(
-    files: Sequence[ChangedFile], new_symbols: frozenset[tuple[str, str]]
+    files: Sequence[ChangedFile], new_symbols: frozenset[tuple[str, str]],
+    removed_symbols: frozenset[tuple[str, str]] = frozenset(),
 ) -> Callable[[StructureNote], bool]:
     """Whether a note compares with the base code the base does not have (see
-    _AGAINST_BASE)."""
+    _AGAINST_BASE), or code the head no longer has: a function the PR removes (or moves
+    away) "no longer raises" nothing, it is gone (judged wrong on a parser whose helper
+    moved to another module). A test's call that stops passing a keyword follows the API
+    it calls: the API's change is the finding (judged misdirected twice)."""
     new_files = {f.filename for f in files if f.status == "added"}
     patches = {f.filename: f.patch for f in files if f.patch}
 
@@ -54,6 +58,10 @@ def _new_code(
         if note.kind not in _AGAINST_BASE:
             return False
         if note.file in new_files or (note.file, note.symbol) in new_symbols:
+            return True
+        if (note.file, note.symbol) in removed_symbols:
+            return True
+        if note.kind == "kwarg-removed" and is_test_file(note.file):
             return True
         if note.kind != "raise-added":
             return False
@@ -67,12 +75,13 @@ def _new_code(
 def read_structure(
     files: Sequence[ChangedFile], limit: int = MAX_NOTES,
     new_symbols: frozenset[tuple[str, str]] = frozenset(),
+    removed_symbols: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[StructureNote, ...]:
     """Structural notes over all Python patches, most telling first, one per (function,
     kind); none comparing with the base about code the PR adds (`new_symbols`: (file,
     name) of the functions and classes it adds)."""
     kept = _Kept(limit)
-    about_new = _new_code(files, new_symbols)
+    about_new = _new_code(files, new_symbols, removed_symbols)
     budget = _MAX_PATCH_LINES
     for changed in files:
         if not changed.patch or not changed.filename.endswith(_PY_SUFFIXES):
@@ -96,9 +105,10 @@ def _reading_notes(reading: Hunk | WholeHunk, below: int) -> Iterator[StructureN
 def _read_structure_plain(
     files: Sequence[ChangedFile], limit: int = MAX_NOTES,
     new_symbols: frozenset[tuple[str, str]] = frozenset(),
+    removed_symbols: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[StructureNote, ...]:
     """`read_structure`'s definition: every piece read line by line, asked everything."""
-    about_new = _new_code(files, new_symbols)
+    about_new = _new_code(files, new_symbols, removed_symbols)
     notes: list[StructureNote] = []
     seen: set[tuple[str, str, str]] = set()
     budget = _MAX_PATCH_LINES

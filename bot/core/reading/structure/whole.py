@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.core.reading.structure.lines import DECORATOR, DEF, MAX_LINE, PARAMETRIZE, hunk_scope
-from bot.core.reading.structure.pieces import ADDED_CODE, REMOVED_CODE, Hunk, hunks_plain
+from bot.core.reading.structure.pieces import (
+    ADDED_CODE,
+    REMOVED_CODE,
+    Hunk,
+    carried_lines,
+    hunks_plain,
+)
 
 # Every line of a hunk a question may be about, and any line that is not a diff line
 # ("other": the hunk is read line by line). Each alternative matches a line where its
@@ -175,19 +181,13 @@ def _whole_hunk_cuts(hunk: WholeHunk) -> tuple[list[int], list[str]]:
     """Where `hunks_plain` cuts a hunk into pieces, and each piece's scope."""
     text = hunk.text
     starts, scopes = [0], [hunk.scope]
-    decorated = {at for at, _ in hunk.decorators} | set(hunk.held_decorators)
     for at, name, _ in hunk.defs:
-        # Decorators, and comments at its indent, just above the def line belong to it
-        # (`structure_pieces._trailing_decorators`).
+        # The lines that belong to the def above it (`structure_pieces.carried_lines`).
         indent = _indent(text, at + 2)
+        codes = [line[1:MAX_LINE] for line in text[starts[-1]:at].split("\n")[1:]]
         end = at
-        while end > starts[-1]:
-            above = text.rfind("\n", starts[-1], end)
-            if above not in decorated and not (
-                    text.startswith("#", above + 2 + (width := _indent(text, above + 2)))
-                    and width == indent):
-                break
-            end = above
+        for _ in range(carried_lines(codes, indent)):
+            end = text.rfind("\n", starts[-1], end)
         starts.append(end)
         scopes.append(name)
     return starts, scopes
