@@ -106,6 +106,16 @@ def _classified_lines(patch: str) -> list[tuple[str, str]]:
     return out
 
 
+def _annotation_only(phrase: str, line: str) -> bool:
+    """Whether the line names `phrase` once, as a type annotation (`x: T`, `-> T`,
+    `x: list[T] | None`)."""
+    if not _IDENTIFIER.fullmatch(phrase) or line.count(phrase) != 1:
+        return False
+    name = re.escape(phrase)
+    annotation = rf"(?::|->)[ \t]*[\w.\[\], |\"']*(?<![\w.]){name}\b(?![\w(])"
+    return re.search(annotation, line) is not None
+
+
 def _keyword_argument_only(phrase: str, code: list[str]) -> bool:
     """Whether `phrase` is a name the file passes on as a keyword argument (`name=...`) and
     never defines or sets: no `def`/`class` of it, no `name:` annotation or key, no
@@ -143,6 +153,10 @@ def _signal(reason: Reason, lines_of: Callable[[str], list[tuple[str, str]]]) ->
     code = [line for kind, line in lines if kind == "code" and phrase in line]
     if code and _keyword_argument_only(phrase, code):
         kinds = (kinds - {"code"}) | {"argument"}
+    elif code and all(_annotation_only(phrase, line) for line in code):
+        # `tokenizer: TokenizerLike,` uses the area's type as an import does (a tool
+        # parser's signature opened the tokenizer area: judged misdirected)
+        kinds = (kinds - {"code"}) | {"import"}
     for kind in ("code", "flag", "import", "argument"):
         if kind in kinds:
             return kind

@@ -301,6 +301,21 @@ def test_a_name_only_passed_on_as_a_keyword_argument_alone_opens_no_area() -> No
     assert fired(rules, facts(model, patch=_patch("        p = config.rope_parameters")))
 
 
+def test_a_type_named_only_in_annotations_alone_opens_no_area() -> None:
+    rules = one_rule("{added: '\\b(TokenizerLike)\\b'}")
+    parser = "vllm/parser/granite.py"
+    uses = _patch(
+        "    from vllm.tokenizers import TokenizerLike",
+        "        tokenizer: TokenizerLike,",
+        "    def tokenizer(self) -> TokenizerLike | None:",
+    )
+    assert not fired(rules, facts(parser, patch=uses))
+    # code that calls or tests against the type does use it as code
+    for code in ("        tok = TokenizerLike.from_pretrained(name)",
+                 "        if isinstance(tok, TokenizerLike):"):
+        assert fired(rules, facts(parser, patch=_patch(code)))
+
+
 def test_without_a_file_list_the_title_still_opens_an_area() -> None:
     assert fired(one_rule("{title: '(?i)lora'}"), facts(title="LoRA fix"))
 
