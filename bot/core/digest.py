@@ -133,7 +133,10 @@ def build_digest(
     named = _with_index_names(symbols, repo_context)
     grounds = _with_touches(call.grounds, facts, areas, named)
     area_labels = _ordered_union(label for area in areas for label in area.labels)
-    routed_by = _ordered_union((*labelled.labels, *area_labels))
+    # A label Mergify adds only for test files names no code owner's area (RepoLabel).
+    tests_only = {x.label for x in repo_labels if x.tests_only}
+    routed_by = _ordered_union((*(x for x in labelled.labels if x not in tests_only),
+                                *area_labels))
     links = _linked(linked_work(facts), conversation.linked if conversation else ())
     neighbours = None
     if neighbourhood is not None:

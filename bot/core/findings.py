@@ -179,6 +179,9 @@ class RepoLabel(BaseModel):
 
     label: str
     rule: str
+    # Mergify adds it only because of test files (its rule does not fire on the PR's
+    # other files): a label, not a sign of whose code changed.
+    tests_only: bool = False
 
 
 class Digest(BaseModel):

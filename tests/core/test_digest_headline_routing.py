@@ -78,3 +78,29 @@ def test_a_one_line_docs_edit_beside_a_loud_area_gets_no_line_unless_someone_own
     # Alone, the docs edit keeps its area: it is all there is to route.
     alone = build_digest(_facts(row), RULES, "en", repo_config=no_owner)
     assert [a.id for a in alone.areas] == ["docs"]
+
+
+def test_a_label_mergify_adds_only_for_test_files_routes_no_reviewers() -> None:
+    from bot.core.repo_config.mergify import parse_mergify
+
+    mergify = parse_mergify(
+        "pull_request_rules:\n"
+        "  - name: label-rocm\n"
+        "    conditions:\n"
+        "      - files~=^(.*/)?[^/]*rocm[^/]*\n"
+        "    actions:\n"
+        "      label:\n"
+        "        add: [rocm]\n")
+    config = RepoConfig(source="base 1a2b3c4", mergify=mergify)
+    fix = ChangedFile(filename="vllm/lora/layers/logits_processor.py", additions=2,
+                      deletions=1, patch=LORA_PATCH)
+    rocm_test = ChangedFile(filename="tests/kernels/test_rocm_linear.py", additions=1,
+                            deletions=1, patch="@@ -1 +1 @@\n-x(a=1)\n+x(b=1)\n")
+    digest = build_digest(_facts(fix, rocm_test), RULES, "en", repo_config=config)
+    assert [(x.label, x.tests_only) for x in digest.repo_labels] == [("rocm", True)]
+    assert not {"gshtras", "tjtanaa"} & set(digest.reviewers.users)
+    rocm_code = ChangedFile(filename="vllm/platforms/rocm.py", additions=1,
+                            patch="@@ -1 +1,2 @@\n x\n+y = 1\n")
+    digest = build_digest(_facts(fix, rocm_test, rocm_code), RULES, "en", repo_config=config)
+    assert [(x.label, x.tests_only) for x in digest.repo_labels] == [("rocm", False)]
+    assert {"gshtras", "tjtanaa"} & set(digest.reviewers.users)

@@ -8,7 +8,7 @@ without one loads no YAML or pathspec.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.core.facts import HeadStatuses, PullRequestFacts
 from bot.core.findings import CiPlan, CiStepRef, Owners, RepoLabel
@@ -50,22 +50,33 @@ def code_owners(codeowners: CodeOwners, facts: PullRequestFacts) -> Owners:
 
 
 def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLabel, ...]:
-    """The topic labels Mergify will add; labels the PR already carries are not repeated."""
-    pr = LabelInput(
-        title=facts.title,
-        body=facts.body,
-        files=tuple(_paths(facts)),
-        added_files=tuple(f.filename for f in facts.files if f.status in ("added", "renamed")),
-        labels=facts.labels,
-        base=facts.base_ref,
-        draft=facts.draft,
-        changed_files=facts.changed_files or None,
-    )
+    """The topic labels Mergify will add; labels the PR already carries are not repeated.
+    A label its rules add only for the PR's test files is marked `tests_only` (a `rocm`
+    label from ROCm test call sites routed ROCm reviewers to an NVIDIA fix: judged
+    misdirected)."""
+    def label_input(keep: Callable[[str], bool]) -> LabelInput:
+        return LabelInput(
+            title=facts.title,
+            body=facts.body,
+            files=tuple(p for p in _paths(facts) if keep(p)),
+            added_files=tuple(f.filename for f in facts.files
+                              if f.status in ("added", "renamed") and keep(f.filename)),
+            labels=facts.labels,
+            base=facts.base_ref,
+            draft=facts.draft,
+            changed_files=facts.changed_files or None,
+        )
+
     present = {label.lower() for label in facts.labels}
+    predicted = [p for p in predict_labels(mergify, label_input(lambda _: True))
+                 if p.label.lower() not in present and p.label.lower() not in _STATE_LABELS]
+    tests = [f.filename for f in facts.files if is_test_file(f.filename)]
+    without_tests = {p.label.lower() for p in predict_labels(
+        mergify, label_input(lambda path: not is_test_file(path)))} if tests else None
     return tuple(
-        RepoLabel(label=p.label, rule=p.rule)
-        for p in predict_labels(mergify, pr)
-        if p.label.lower() not in present and p.label.lower() not in _STATE_LABELS
+        RepoLabel(label=p.label, rule=p.rule,
+                  tests_only=without_tests is not None and p.label.lower() not in without_tests)
+        for p in predicted
     )
 
 
