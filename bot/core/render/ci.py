@@ -377,9 +377,15 @@ def ci_lines(digest: Digest) -> Iterator[str]:
         return
     if plan.run_all:
         line = f"- {t(lang, 'render.ci')}{t(lang, 'render.colon')}{t(lang, 'render.ci.run_all')}"
-        # every step runs, yet only those on its platform can take its code
-        yield line + (f"{t(lang, 'render.comma')}{_platform_text(plan, lang)}"
-                      if plan.platform else "")
+        # every step runs, yet only those on its platform can take its code; of the rest,
+        # those whose commands test it (or whose label names it) are what to watch (the
+        # run-all line alone read the same on any csrc change: judged generic)
+        own = [s for s in plan.steps if s.exercises_change or s.names_changed_module]
+        if plan.platform:
+            line += f"{t(lang, 'render.comma')}{_platform_text(plan, lang)}"
+        elif own:
+            line += t(lang, "render.ci.run_all_own", steps=_by_file(own, lang))
+        yield line
     elif _listed(plan):
         yield _reached_line(plan, lang)
     elif plan.platform and (plan.broad_count or (plan.platform == "xpu"

@@ -374,6 +374,8 @@ CATALOGUE: dict[str, dict[Lang, str]] = {
         "en": "its code changes only comments and docstrings, which no step tests",
         "zh": "其代码改动只有注释和文档字符串，没有步骤能测试它们"},
     "render.ci.docs_only": {"en": "none (docs-only change)", "zh": "无（仅文档改动）"},
+    "render.ci.run_all_own": {"en": " — of them, those that test it: {steps}",
+                              "zh": "——其中测试它的：{steps}"},
     "render.ci.run_all": {"en": "every step (a path matches the pipeline's run-all patterns)",
                           "zh": "全部步骤（有路径匹配流水线的 run-all 规则）"},
     "render.ci.not_run": {"en": "Not in this PR's build", "zh": "本 PR 的构建不会运行"},

@@ -515,3 +515,32 @@ def test_a_step_a_deeper_entry_reaches_leads_though_more_steps_list_it() -> None
     line = _model_line("vllm/worker/gpu/input_batch.py")
     assert line.index("Runner 0") < line.index("DP Basic")
 
+
+
+def test_a_run_all_change_names_the_steps_that_test_it() -> None:
+    config = RepoConfig(source="base", pipeline=parse_pipeline({
+        ".buildkite/ci_config.yaml":
+            "job_dirs:\n  - .buildkite/test_areas\nrun_all_patterns:\n  - csrc/\n",
+        ".buildkite/test_areas/kernels.yaml":
+            "steps:\n- {label: Quantization Kernels, key: qk,"
+            " source_file_dependencies: [csrc/quantization/, tests/kernels/quantization/],"
+            " commands: [pytest -v -s kernels/quantization]}\n"
+            "- {label: Attention Kernels, key: ak,"
+            " source_file_dependencies: [csrc/attention/],"
+            " commands: [pytest -v -s kernels/attention]}\n",
+    }))
+
+    def line(*paths: str) -> str:
+        facts = FACTS.model_copy(update={"files": tuple(
+            ChangedFile(filename=p, additions=1, patch="@@ -1 +1 @@\n+x\n") for p in paths)})
+        (found,) = [x for x in ci_lines(build_digest(facts, RULES, "en", repo_config=config))
+                    if x.startswith("- CI to run")]
+        return found
+
+    tested = line("csrc/quantization/hadamard.cu", "tests/kernels/quantization/test_had.py")
+    assert tested == ("- CI to run: every step (a path matches the pipeline's run-all "
+                      "patterns) — of them, those that test it: `kernels.yaml`: "
+                      "Quantization Kernels (GPU)")
+    # nothing of its own tests it: the run-all line says all there is
+    assert line("csrc/quantization/hadamard.cu") == (
+        "- CI to run: every step (a path matches the pipeline's run-all patterns)")
