@@ -278,8 +278,10 @@ def own_step(step: CiStepRef) -> bool:
 
 def _not_run_line(plan: CiPlan, lang: Lang) -> str | None:
     """What the PR build will not give, visible only when a reviewer can act on it: an
-    optional step whose own commands run this change's tests (or its module's) waiting
-    for a manual unblock, or a changed test no step runs. Nightly-only steps alone are the
+    optional step whose own commands run this change's tests (or its module's own test
+    file; a test elsewhere in the module's folder runs for any change there: judged
+    misdirected on 2 of 3 spec-decode PRs) waiting for a manual unblock, or a changed
+    test no step runs. Nightly-only steps alone are the
     norm for most of `vllm/` (judged noise on 15 of 25 real PRs); they stay in the
     collapsed list, and so do optional steps its paths merely reach (a 2-node or a
     DeepSeek offload step on any model change: judged noise on 12 of 21 blind-judged

@@ -70,9 +70,9 @@ def repo_labels(mergify: MergifyLabels, facts: PullRequestFacts) -> tuple[RepoLa
     present = {label.lower() for label in facts.labels}
     predicted = [p for p in predict_labels(mergify, label_input(lambda _: True))
                  if p.label.lower() not in present and p.label.lower() not in _STATE_LABELS]
-    tests = [f.filename for f in facts.files if is_test_file(f.filename)]
+    has_tests = any(is_test_file(f.filename) for f in facts.files)
     without_tests = {p.label.lower() for p in predict_labels(
-        mergify, label_input(lambda path: not is_test_file(path)))} if tests else None
+        mergify, label_input(lambda path: not is_test_file(path)))} if has_tests else None
     return tuple(
         RepoLabel(label=p.label, rule=p.rule,
                   tests_only=without_tests is not None and p.label.lower() not in without_tests)
