@@ -156,8 +156,9 @@ class CiPlan(BaseModel):
     tests_selected_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
     source: str = ""
     run: CiRun | None = None  # None when the head's statuses were not read
-    # The one hardware platform the changed code runs on (rocm | xpu | tpu), "" when not
-    # one (bot/core/repo_config/platform_code.py), and its changed source files.
+    # The one hardware platform the changed code runs on (rocm | xpu | tpu | sm<major> |
+    # gpu:<device name>), "" when not one (bot/core/repo_config/platform_code.py), and its
+    # changed source files.
     platform: str = ""
     platform_files: tuple[str, ...] = ()
     # Intel's pipeline (.buildkite/ci_config_intel.yaml), where the base has one: the

@@ -211,9 +211,13 @@ def _sm_major(platform: str) -> int | None:
 
 
 def on_platform(step: CiStepRef, platform: str) -> bool:
-    """Whether the step runs on the platform (rocm | xpu | tpu | sm<major>), by its
-    device."""
+    """Whether the step runs on the platform (rocm | xpu | tpu | sm<major> | gpu:<a
+    device name>), by its device."""
     device = step.device.lower()
+    if platform.startswith("gpu:"):
+        # `NVIDIA_H200` is run by an `h200_35gb` step, `NVIDIA_H20-3e` by none of them
+        model = platform[4:].lower().removeprefix("nvidia_").split("_")[0].split("-")[0]
+        return bool(model) and re.split(r"[_-]", device)[0] == model
     if platform == "rocm":
         return bool(_AMD_DEVICE.match(device))
     if platform == "xpu":
@@ -225,6 +229,8 @@ def on_platform(step: CiStepRef, platform: str) -> bool:
 
 
 def platform_name(platform: str, lang: Lang) -> str:
+    if platform.startswith("gpu:"):
+        return sanitize_trusted(platform[4:].replace("_", " "), 80)
     if (major := _sm_major(platform)) is not None:
         return t(lang, "render.ci.platform.sm", major=major)
     return t(lang, f"render.ci.platform.{platform}")

@@ -15,6 +15,11 @@ A CUDA architecture is one too when a file's path names it (`scaled_mm_sm120_fp8
 offering every step to an SM 12.x kernel no step's GPU runs. It is keyed `sm<major>`
 (a cubin runs on the later minor versions of its major: SM 12.0 code on a 12.1 GB10).
 
+A tuned kernel config named for a device (`…,device_name=NVIDIA_H20-3e,….json`) is loaded
+only on that device: ROCm's for an AMD one, XPU's for an Intel one, and `gpu:<name>` for an
+NVIDIA one, which only a step on that GPU model runs (judged misdirected when the CI line
+offered every fused-MoE step to an H20-3e table none of them loads).
+
 CPU is not one of them: `cpu` in a path is as often an offload or a host buffer as the
 CPU backend. Pure and bounded by the patch text GitHub gives.
 """
@@ -59,6 +64,25 @@ def _is_source(path: str) -> bool:
             and "/tests/" not in path and not path.rsplit("/", 1)[-1].startswith("test_"))
 
 
+_DEVICE_CONFIG = re.compile(r"device_name=([^,/]{1,120}?)(?:,[^/]*)?\.json$")
+
+
+def _device_config(path: str) -> str:
+    """The platform of a tuned config named for one device, "" for any other file."""
+    found = _DEVICE_CONFIG.search(path.rsplit("/", 1)[-1])
+    if not found:
+        return ""
+    name = found.group(1)
+    lowered = name.lower()
+    if lowered.startswith(("amd", "radeon")) or "instinct" in lowered:
+        return "rocm"
+    if lowered.startswith("intel"):
+        return "xpu"
+    if lowered.startswith("nvidia_"):
+        return f"gpu:{name}"
+    return ""
+
+
 def _is_build_file(path: str) -> bool:
     """A dependency pin list or an image recipe: what it installs reaches the one image
     its name says (`requirements/xpu.txt`, `docker/Dockerfile.rocm`), if it names one."""
@@ -78,6 +102,8 @@ def _architectures(components: set[str]) -> set[str]:
 def file_platform(changed: ChangedFile) -> str:
     """The one platform (not CUDA as a whole) a changed source file's code runs on: rocm,
     xpu, tpu or a CUDA architecture `sm<major>`; "" when none."""
+    if device := _device_config(changed.filename):
+        return device
     components = _components(changed.filename)
     by_path = _platforms(components)
     if by_path:
@@ -103,7 +129,7 @@ def change_platform(files: Sequence[ChangedFile]) -> tuple[str, tuple[str, ...]]
     """The platform every changed source file is of, and those files; ("", ()) when
     the change is not one platform's."""
     sources = [f for f in files if f.status != "removed" and (
-        _is_source(f.filename) or _is_build_file(f.filename))]
+        _is_source(f.filename) or _is_build_file(f.filename) or _device_config(f.filename))]
     platform = ""
     for changed in sources:
         found = file_platform(changed)

@@ -544,3 +544,18 @@ def test_a_run_all_change_names_the_steps_that_test_it() -> None:
     # nothing of its own tests it: the run-all line says all there is
     assert line("csrc/quantization/hadamard.cu") == (
         "- CI to run: every step (a path matches the pipeline's run-all patterns)")
+
+
+def test_a_table_for_one_gpu_model_names_only_steps_on_that_model() -> None:
+    from bot.core.findings import CiStepRef
+    from bot.core.render.ci import on_platform, platform_name
+
+    def on(device: str, platform: str) -> bool:
+        return on_platform(CiStepRef(label="x", device=device), platform)
+
+    assert on("h200_35gb", "gpu:NVIDIA_H200")
+    assert on("h100", "gpu:NVIDIA_H100_80GB_HBM3")
+    assert on("a100", "gpu:NVIDIA_A100-SXM4-80GB")
+    assert not on("h200_35gb", "gpu:NVIDIA_H20-3e")
+    assert not on("b200-k8s", "gpu:NVIDIA_GB200")
+    assert platform_name("gpu:NVIDIA_H20-3e", "en") == "NVIDIA H20-3e"

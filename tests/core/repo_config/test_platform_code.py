@@ -74,3 +74,20 @@ def test_a_pin_list_or_image_recipe_named_for_one_platform_is_that_platforms() -
         "xpu", ("requirements/xpu.txt", "requirements/test/xpu.txt"))
     assert change_platform([changed("requirements/xpu.txt", "torch==2.10"),
                             changed("requirements/cuda.txt", "torch==2.10")]) == ("", ())
+
+
+def test_a_tuned_config_named_for_one_device_is_that_devices() -> None:
+    folder = "vllm/model_executor/layers/fused_moe/configs/"
+    assert file_platform(changed(
+        folder + "E=256,N=256,device_name=NVIDIA_H20-3e,dtype=fp8_w8a8,block_shape=[128,128].json",
+        "{}")) == "gpu:NVIDIA_H20-3e"
+    assert file_platform(changed(folder + "E=8,N=14336,device_name=AMD_Instinct_MI300X.json",
+                                 "{}")) == "rocm"
+    assert file_platform(changed(
+        folder + "N=1536,K=7168,device_name=Intel(R)_Arc(TM)_Pro_B70_Graphics,dtype=fp8_w8a8"
+        ",block_shape=[128,128].json", "{}")) == "xpu"
+    assert file_platform(changed(folder + "README.json", "{}")) == ""
+    # two devices' tables are no one platform's
+    assert change_platform([
+        changed(folder + "E=8,N=1,device_name=NVIDIA_H200.json", "{}"),
+        changed(folder + "E=8,N=1,device_name=NVIDIA_B200.json", "{}")]) == ("", ())
