@@ -14,6 +14,7 @@ from operator import attrgetter
 from typing import Literal
 
 from bot.core.facts import ChangedFile, is_test_path
+from bot.core.reading.structure.lines import open_brackets
 from bot.core.vocabulary import Symbol
 
 Change = Literal["added", "removed", "modified"]
@@ -51,13 +52,6 @@ _FIELD = re.compile(
     r"(?:=(?!=).*)?|=(?!=).*)$")
 _DOCSTRING_QUOTES = ('"""', "'''")
 _BODY_INDENT = 4
-_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
-
-
-def _brackets(code: str) -> int:
-    """How many brackets a line opens and leaves open (negative: closes)."""
-    text = _STRING.sub("", code.split("#", 1)[0])
-    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
 
 
 @dataclass
@@ -222,7 +216,7 @@ def _python_symbols(patch: str) -> _FileSymbols:
             docstring = [False, False]
             continue
         if field_open > 0:  # the rest of a field's value, wrapped over lines
-            field_open = max(0, field_open + _brackets(code))
+            field_open = max(0, field_open + open_brackets(code))
             continue
         if (scopes and scopes[-1].is_class and scopes[-1].marker == " "
                 and (any(docstring) or indent == scopes[-1].indent + _BODY_INDENT)):
@@ -242,7 +236,7 @@ def _python_symbols(patch: str) -> _FileSymbols:
                 if marker != " ":
                     found.mark(f"{scopes[-1].name}.{field_name.group(1)}",
                                "added" if marker == "+" else "removed")
-                field_open = max(0, _brackets(code))
+                field_open = max(0, open_brackets(code))
                 continue
         # The body of an added or removed def is part of that addition or removal.
         if marker != " " and scopes and scopes[-1].marker == " ":

@@ -178,6 +178,16 @@ def todo_said(found: re.Match[str]) -> str:
     return "" if said.strip(" \t:.-").upper() in ("", "TODO", "FIXME", "XXX") else said
 
 
+_STRING_LITERAL = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+def open_brackets(code: str) -> int:
+    """How many brackets a line of code leaves open (negative: closes more than it
+    opens), its strings and trailing comment aside."""
+    text = _STRING_LITERAL.sub("", code.split("#", 1)[0])
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+
+
 def snip(code: str) -> str:
     text = " ".join(code.split())
     return text if len(text) <= _SNIPPET else text[: _SNIPPET - 1] + "…"

@@ -20,6 +20,7 @@ from bot.core.reading.structure.lines import (
     TODO,
     decorations,
     is_test_file,
+    open_brackets,
     snip,
     todo_said,
     wrap_call,
@@ -109,28 +110,10 @@ def _notes_of(
         found = TODO.search(code)
         said = todo_said(found) if found else ""
         if said:
-            yield StructureNote(hunk.file, _scope_of(hunk, code), "todo", (snip(said),))
+            yield StructureNote(hunk.file, symbol, "todo", (snip(said),))
             break
     if wrapped:
         yield from _wrapped(hunk, added)
-
-
-def _scope_of(hunk: Hunk, code: str) -> str:
-    """The definition an added line stands in: the last one the hunk shows opening above
-    it at a smaller indent, else the hunk's scope."""
-    indent = len(code) - len(code.lstrip(" \t"))
-    opened: list[tuple[int, str]] = []
-    for marker, line in hunk.lines:
-        if marker == "+" and line == code:
-            return next((name for at, name in reversed(opened) if at < indent), hunk.scope)
-        if marker == "-" or not line.strip():
-            continue
-        at = len(line) - len(line.lstrip(" \t"))
-        opened = [(i, n) for i, n in opened if i < at]
-        definition = DEF.match(line)
-        if definition:
-            opened.append((at, definition.group(1)))
-    return hunk.scope
 
 
 # A statement that leaves the block early: a guard inverted into an early exit ends so.
@@ -235,9 +218,7 @@ def _assert_notes(
 def _open(statement: str) -> bool:
     """Whether a line leaves a bracket open or continues with `\\`: the statement goes on
     below it."""
-    code = _STRING.sub("", statement.split("#", 1)[0]).rstrip()
-    return code.endswith("\\") or sum(code.count(c) for c in "([{") > sum(
-        code.count(c) for c in ")]}")
+    return statement.split("#", 1)[0].rstrip().endswith("\\") or open_brackets(statement) > 0
 
 
 def _replaces_fallback(assertion: str, removed: list[str], moved: set[str]) -> bool:

@@ -88,7 +88,6 @@ class WholeHunk:
     asked: list[tuple[int, str]]  # added lines that may raise, assert or wrap: their group
     # Removed lines and context decorators: their pieces are asked every question.
     held: list[int]
-    held_decorators: list[int]  # the decorators among them
     _cuts: tuple[list[int], list[str]] | None = None
     _general: set[int] | None = None
 
@@ -133,7 +132,7 @@ class WholeHunk:
 
 def _whole_hunk(filename: str, scope: str, text: str, lines: int) -> WholeHunk | None:
     """A hunk's text (`lines` lines) read whole; None if a line is not a diff line."""
-    hunk = WholeHunk(filename, text, lines, scope, [], [], [], [], [])
+    hunk = WholeHunk(filename, text, lines, scope, [], [], [], [])
     for line in _HUNK_LINE.finditer(text):
         group, at = line.lastgroup, line.start()
         if group == "other":
@@ -162,7 +161,6 @@ def _read_kept_line(hunk: WholeHunk, at: int, group: str) -> None:
     if definition is not None:
         hunk.defs.append((at, definition.group(1), False))
     elif DECORATOR.match(hunk.text, at + 2, at + 1 + MAX_LINE):
-        hunk.held_decorators.append(at)
         hunk.held.append(at)
     if group == "removed":
         hunk.held.append(at)
