@@ -480,7 +480,7 @@ def _missing_gpu_eval(ctx: _Context) -> Risk | None:
 def _missing_test_results(ctx: _Context) -> Risk | None:
     body = ctx.body
     if (ctx.nothing_runs_differently or not body.test_result_empty or body.evidence
-            or body.perf_numbers):
+            or body.perf_numbers or body.perf_sections):
         return None
     result = body.sections.get("test_result")
     if not body.text.strip():
@@ -633,7 +633,9 @@ def _performance_change(ctx: _Context) -> bool:
     """A change made for speed: tagged so, or posting performance numbers. Its behaviour
     is meant to stay the same, so the ask is its numbers (perf-claim-without-numbers),
     and the tests that already cover the path are the regression test."""
-    return bool(ctx.body.perf_numbers) or ctx.rules.perf_title.search(ctx.facts.title) is not None
+    body = ctx.body
+    return (bool(body.perf_numbers or body.perf_sections)
+            or ctx.rules.perf_title.search(ctx.facts.title) is not None)
 
 
 def _release_branch(ctx: _Context) -> Risk | None:
@@ -703,7 +705,7 @@ def _new_model_checklist(ctx: _Context) -> Risk | None:
 
 def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:
     body = ctx.body
-    if body.perf_numbers or body.eval_evidence:
+    if body.perf_numbers or body.perf_sections or body.eval_evidence:
         return None
     tag = ctx.rules.perf_title.search(ctx.facts.title)
     claims = ([tag] if tag else []) + list(body.perf_claims[:3])

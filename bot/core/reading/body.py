@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -106,6 +106,9 @@ class PullRequestBody(BaseModel):
     eval_evidence: tuple[str, ...] = ()  # result lines: lm_eval tables, bench output
     perf_claims: tuple[str, ...] = ()  # "2x faster", "reduces latency", ...
     perf_numbers: tuple[str, ...] = ()  # "12.3 ms", "1450 tok/s", "+8%", ...
+    # The first line with a digit of each section the author titled for performance
+    # ("## Performance", "## Benchmark results"): where the numbers of a speed change go.
+    perf_sections: tuple[str, ...] = ()
     # Evidence in other shapes than a result table, verbatim (one line each):
     verified: tuple[str, ...] = ()  # ticked "- [x] Verified ... on ..." checklist lines
     tested_on: tuple[str, ...] = ()  # a run reported with the device: "tested on MI300X"
@@ -202,6 +205,7 @@ def parse_body(body: str | None) -> PullRequestBody:
         eval_evidence=_dedupe((*_find_eval_evidence(blocks), *_eval_boxes(text, lowered))),
         perf_claims=perf_claims,
         perf_numbers=perf_numbers,
+        perf_sections=_perf_sections(blocks),
         verified=_scan_lines(VERIFIED_BOX, text, lowered),
         tested_on=_dedupe(
             line.strip()[:_MAX_ITEM_CHARS]
@@ -258,6 +262,26 @@ def strip_template(text: str) -> str:
             out.append(text[pos:end])
         pos = end
     return "".join(out)
+
+
+_PERF_TITLE = re.compile(r"\b(?:perf|performance|benchmarks?|benchmarking|speed-?up)\b")
+
+
+def _perf_sections(blocks: Sequence[_Block]) -> tuple[str, ...]:
+    """A section titled for performance whose text carries a number: an A/B table, a
+    GPU and a harness. A body cut short (GitHub's editor, a capture) may show only its
+    setup, and a reviewer reads the section as the claim's numbers all the same."""
+    found = []
+    for block in blocks[:_MAX_ITEMS * 8]:
+        if block.kind != "evaluation" or not _PERF_TITLE.search(block.title.lower()):
+            continue
+        if is_placeholder(block.content):
+            continue
+        line = next((x.strip() for x in block.content[:_MAX_SCAN_CHARS].split("\n")
+                     if any(ch.isdigit() for ch in x)), "")
+        if line:
+            found.append(line[:_MAX_ITEM_CHARS])
+    return _dedupe(found)
 
 
 def is_placeholder(section: str) -> bool:

@@ -350,6 +350,13 @@ def test_no_perf_risk_with_a_benchmark() -> None:
     assert "perf-claim-without-numbers" not in assess(pr(*TESTED, title="[Perf] x"), body)
 
 
+def test_no_perf_risk_with_a_performance_section() -> None:
+    body = "## Purpose\nTune the table.\n## Performance\nA/B on one H20-3e node, TP=8.\n"
+    risks = assess(pr(*TESTED, title="[Kernel][Perf] Tune configs"), body)
+    assert "perf-claim-without-numbers" not in risks
+    assert "missing-test-results" not in risks
+
+
 # --- hardware-unverified --------------------------------------------------------
 
 

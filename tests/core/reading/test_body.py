@@ -293,6 +293,19 @@ def test_perf_claims_and_numbers() -> None:
     assert "Mean TTFT (ms): 41.2" in body.eval_evidence
 
 
+def test_a_performance_section_is_read_as_its_numbers() -> None:
+    body = parse_body(
+        "## Purpose\nRetune the MoE config.\n\n## Performance\n\nA/B runs used the harness.\n"
+        "- GPU: NVIDIA H20-3e, 143771 MiB\n\n## Accuracy\nGSM8K unchanged at 0.95\n"
+    )
+    assert body.perf_sections == ("- GPU: NVIDIA H20-3e, 143771 MiB",)
+
+
+def test_a_performance_section_without_a_number_is_no_result() -> None:
+    assert parse_body("## Performance\nIt is faster.\n").perf_sections == ()
+    assert parse_body("## Performance\nTBD\n").perf_sections == ()
+
+
 def test_claim_without_numbers() -> None:
     body = parse_body("## Purpose\nThis speeds things up: 30% faster prefill.")
     assert body.perf_claims == ("30% faster",)
