@@ -113,6 +113,62 @@ def test_a_condition_moved_into_a_new_function_is_not_said_to_have_changed() -> 
     ]
 
 
+def test_a_condition_kept_inside_a_longer_one_is_not_paired_with_another_check() -> None:
+    """`if x.y is not None:` that became `if x is not None and x.y is not None:` stayed;
+    pairing it by position with a new `if cpu():` above says the wrong check replaced it.
+    Paired with the longer condition itself, the note says what changed."""
+    def conditions(kept: str) -> list[tuple[str, ...]]:
+        patch = (
+            "@@ -10,5 +10,7 @@ def select(config):\n"
+            "-    if config.backend is not None:\n"
+            "+    if on_cpu():\n"
+            "+        return cpu_backend()\n"
+            f"+    {kept}\n"
+            "         return config.backend\n"
+        )
+        return [d for k, _, d in _notes("vllm/attention/select.py", patch) if k == "condition"]
+
+    assert conditions("if config is not None and config.backend is not None:") == []
+    assert conditions("if config.ready:") == [
+        ("if config.backend is not None:", "if on_cpu():")]
+
+
+def test_a_raise_moved_with_its_message_into_a_helper_is_still_raised() -> None:
+    def raises(helper_message: str) -> list[str]:
+        selector = ChangedFile(
+            filename="vllm/attention/select.py", additions=1, deletions=2,
+            patch=("@@ -10,5 +10,4 @@ def select(config):\n"
+                   "-    if not found:\n"
+                   '-        raise ValueError("No valid prefill backend found.")\n'
+                   "+    return platform.select(config)\n"))
+        platform = ChangedFile(filename="vllm/platforms/cpu.py", additions=3, deletions=0,
+                               patch=("@@ -40,2 +40,5 @@ class CpuPlatform:\n"
+                                      "+    def select(self, config):\n"
+                                      "+        if not found:\n"
+                                      f'+            raise ValueError("{helper_message}")\n'))
+        digest = build_digest(_pr(selector, platform), RULES, "en")
+        return [n.kind for n in digest.structure if n.symbol == "select"]
+
+    assert raises("No valid prefill backend found.") == []
+    assert raises("Unsupported on this CPU.") == ["raise-removed"]
+
+
+def test_an_assert_on_a_value_read_anew_asks_nothing() -> None:
+    def removed(new_source: str) -> list[str]:
+        patch = (
+            "@@ -20,4 +20,4 @@ class Asr:\n"
+            "     def frames(self, config):\n"
+            '-        hop = config.get("stride")\n'
+            "-        assert hop is not None\n"
+            f"+        {new_source}\n"
+            "         return seconds / hop\n"
+        )
+        return [k for k, _, _ in _notes("vllm/models/asr.py", patch) if k == "assert-removed"]
+
+    assert removed('hop = int(config["stride"] * config["rate"])') == []
+    assert removed('rate = config["rate"]') == ["assert-removed"]
+
+
 def _notes(path: str, patch: str) -> list[tuple[str, str, tuple[str, ...]]]:
     changed = ChangedFile(filename=path, additions=patch.count("\n+"),
                           deletions=patch.count("\n-"), patch=patch)

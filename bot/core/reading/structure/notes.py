@@ -211,8 +211,23 @@ def _assert_notes(
         replacing = [a for a in new if _replaces_fallback(a, removed, moved)]
         if replacing:
             yield StructureNote(hunk.file, hunk.scope, "assert-added", (snip(replacing[0]),))
-    elif old:
+    elif old and not _source_replaced(old[0], added):
         yield StructureNote(hunk.file, hunk.scope, "assert-removed", (snip(old[0]),))
+
+
+_ASSERTED = re.compile(r"[ \t]*assert[ \t(]+(?:not[ \t]+)?([A-Za-z_]\w*)\b")
+
+
+def _source_replaced(assertion: str, added: list[str]) -> bool:
+    """Whether the name a removed assert checks is assigned anew in the same hunk: the
+    assert guarded the old source of the value (`x = d.get(k)`; `assert x is not None`),
+    and the new one (`x = d[k]`) is what to read, not "what guards that case now?"
+    (judged answered)."""
+    match = _ASSERTED.match(assertion)
+    if match is None:
+        return False
+    assigned = re.compile(rf"[ \t]*{re.escape(match.group(1))}[ \t]*(?::[^=]+)?=(?!=)")
+    return any(assigned.match(code) for code in added)
 
 
 def _open(statement: str) -> bool:

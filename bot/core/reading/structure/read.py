@@ -203,26 +203,61 @@ _MAX_MOVED_LINES = 20_000
 
 def not_moved(notes: Sequence[StructureNote], files: Sequence[ChangedFile]
               ) -> tuple[StructureNote, ...]:
-    """The notes less each "condition changed from A to B" whose old condition A is added
-    again elsewhere in the same file: the check moved (into a new function, say) and B
-    is a new check beside it, not A's replacement (blind judges: a diff artifact)."""
-    conditions = [n for n in notes if n.kind == "condition" and n.details]
-    if not conditions:
+    """The notes less those about a check that moved or stayed:
+    - "condition changed from A to B" where A's test is added again in the same file,
+      alone or inside a longer condition: the check moved (into a new function, say) or
+      gained a clause, and B is a new check beside it, not A's replacement (blind judges:
+      a diff artifact; wrong where `if x.y is not None` became `if x is not None and
+      x.y is not None`);
+    - "no longer raises E" where the PR adds the same raise, message and all, elsewhere:
+      it moved into a helper the function now calls (judged wrong)."""
+    asked = {n.file for n in notes if n.kind == "condition" and n.details}
+    if not asked and not any(n.kind == "raise-removed" for n in notes):
         return tuple(notes)
-    added: dict[str, set[str]] = {}
+    added: dict[str, list[str]] = {}
+    raised: dict[str, list[str]] = {}  # file -> the messages of the raises it removes
     budget = _MAX_MOVED_LINES
     for changed in files:
-        if changed.filename not in {n.file for n in conditions} or not changed.patch:
+        if not changed.patch or is_test_file(changed.filename):
             continue
         lines = changed.patch.split("\n", budget)[:budget]
         budget -= len(lines)
-        added[changed.filename] = {
+        added[changed.filename] = [
             line[1:].strip()[:400] for line in lines if line.startswith("+")
-        }
+        ]
+        raised[changed.filename] = _removed_raise_messages(lines)
         if budget <= 0:
             break
-    return tuple(
-        n for n in notes
-        if not (n.kind == "condition" and n.details
-                and n.details[0].strip() in added.get(n.file, set()))
-    )
+    everywhere = "\n".join(line for lines in added.values() for line in lines)
+
+    def stayed(note: StructureNote) -> bool:
+        if note.kind == "condition" and note.details:
+            test = _CONDITION_TEST.sub("", note.details[0].strip())
+            paired = note.details[-1].strip()
+            return bool(test) and test not in paired and any(
+                test in line for line in added.get(note.file, ()))
+        if note.kind == "raise-removed":
+            return any(message in everywhere for message in raised.get(note.file, ()))
+        return False
+
+    return tuple(n for n in notes if not stayed(n))
+
+
+# `if`/`elif`/`while` and the trailing colon: what is left is the test itself.
+_CONDITION_TEST = re.compile(r"^(?:el)?if[ \t]+|^while[ \t]+|[ \t]*:[ \t]*$")
+# The first words of a raise's message: `raise ValueError("No valid backend found.")`.
+_RAISE_MESSAGE = re.compile(r"""\braise[ \t]+[\w.]+\((?:[ \t]*)(?:[rbfu]{0,2})["']([^"'{}]{16,})""")
+
+
+def _removed_raise_messages(lines: Sequence[str]) -> list[str]:
+    """The first words (up to a placeholder) of each message a removed raise carries,
+    read from the raise line and the two removed lines after it (a wrapped call)."""
+    removed = [line[1:] for line in lines if line.startswith("-")]
+    messages = []
+    for i, code in enumerate(removed):
+        if "raise" not in code:
+            continue
+        match = _RAISE_MESSAGE.search(" ".join(x.strip() for x in removed[i:i + 3]))
+        if match:
+            messages.append(match.group(1)[:60])
+    return messages
