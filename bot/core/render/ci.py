@@ -292,8 +292,12 @@ def _not_run_line(plan: CiPlan, lang: Lang) -> str | None:
     collapsed list, and so do optional steps its paths merely reach (a 2-node or a
     DeepSeek offload step on any model change: judged noise on 12 of 21 blind-judged
     corpus PRs that showed the line)."""
-    optional = [s for s in plan.optional if s.runs_changed_tests or s.runs_module_test_file
-                or (s.names_changed_module and s.lists_changed_file)]
+    # A change only one platform runs is run by none of another platform's steps (a
+    # CUDA config sweep offered to a ROCm-only fusion pattern: judged misdirected).
+    optional = [s for s in plan.optional
+                if (s.runs_changed_tests or s.runs_module_test_file
+                    or (s.names_changed_module and s.lists_changed_file))
+                and (not plan.platform or s.pipeline or on_platform(s, plan.platform))]
     if not (optional or plan.tests_without_step):
         return None
     parts: list[str] = []

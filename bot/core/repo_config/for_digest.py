@@ -118,6 +118,19 @@ def _words(text: str) -> set[str]:
             for w in _WORD.findall(text.lower()) if len(w) >= 4} - _GENERIC_WORDS
 
 
+# A model's name in a step label: hyphened parts, one of them with a digit
+# (`DSv4-Flash`, `Qwen3.8-Flash-Next-FP8`, `Llama-3.2-1B`).
+_MODEL_NAME = re.compile(r"[\w.]+(?:-[\w.]+)+")
+
+
+def _label_words(label: str) -> set[str]:
+    """The feature words of a step's label, less those of the models it names: "Flash"
+    of `DSv4-Flash` is a model's size, not FlashAttention (a heavy optional DeepSeek step
+    was named for a change to `flash_attn.py`: judged misdirected)."""
+    return _words(_MODEL_NAME.sub(
+        lambda m: "" if any(ch.isdigit() for ch in m.group(0)) else m.group(0), label))
+
+
 def _module_words(facts: PullRequestFacts) -> frozenset[str]:
     """The feature words of the changed source files' names (`fused_humming_moe.py` ->
     `humming`): tests and docs name no module."""
@@ -149,7 +162,7 @@ def _ref(pipeline: Pipeline, change: ChangedTests, match: StepMatch, status: str
                      runs_module_test_file=distance < 0 and change.runs_module_test_files(
                          step.test_runs),
                      test_distance=max(distance, 0),
-                     names_changed_module=bool(module_words & _words(step.label)),
+                     names_changed_module=bool(module_words & _label_words(step.label)),
                      lists_changed_file=any(e in match.files for e in match.matched),
                      source_entries=_source_entries(step),
                      pipeline="intel" if step.platform == "intel" else "")

@@ -375,6 +375,40 @@ def test_an_optional_step_named_for_the_changed_file_it_lists_waits_visibly() ->
                 if x.startswith("- Not in this PR's build")]
 
 
+OPTIONAL_EVALS = {
+    ".buildkite/ci_config.yaml": "job_dirs:\n  - .buildkite/test_areas\n",
+    ".buildkite/test_areas/eval.yaml": (
+        "steps:\n- {label: DSv4-Flash Accuracy Eval, key: e-ds, optional: true, device: mi355_8,"
+        " source_file_dependencies: [vllm/attention/flash_prefill.py]}\n"
+        "- {label: Flash Prefill Eval, key: e-fp, optional: true, device: h100,"
+        " source_file_dependencies: [vllm/attention/flash_prefill.py]}\n"
+        "- {label: Flash Prefill Sweep, key: e-fp-amd, optional: true, device: mi355_1,"
+        " source_file_dependencies: [vllm/attention/flash_prefill.py]}\n"),
+}
+
+
+def _waiting(path: str, added: str = "x") -> str:
+    config = RepoConfig(source="base", pipeline=parse_pipeline(OPTIONAL_EVALS))
+    facts = FACTS.model_copy(update={"files": (
+        ChangedFile(filename=path, additions=1, patch=f"@@ -1 +1 @@\n+{added}\n"),)})
+    lines = ci_lines(build_digest(facts, RULES, "en", repo_config=config))
+    return next((x for x in lines if x.startswith("- Not in this PR's build")), "")
+
+
+def test_a_model_named_in_a_step_label_names_no_module() -> None:
+    # "Flash" of `DSv4-Flash` is the model's size; `Flash Prefill` names the module.
+    line = _waiting("vllm/attention/flash_prefill.py")
+    assert line.endswith(
+        "2 optional steps wait for an unblock (Flash Prefill Eval, Flash Prefill Sweep)")
+    assert "DSv4" not in line
+
+
+def test_an_optional_step_of_another_platform_is_not_named_for_a_one_platform_change() -> None:
+    # the change only ROCm runs: the CUDA copy of the step cannot take it
+    rocm = _waiting("vllm/attention/flash_prefill.py", "if current_platform.is_rocm():")
+    assert rocm.endswith("1 optional step waits for an unblock (Flash Prefill Sweep)")
+
+
 def test_a_change_of_comments_and_docstrings_only_names_no_step() -> None:
     docstring = ('@@ -10,4 +10,4 @@ class SchedulerConfig:\n     max_num_seqs: int = 128\n'
                  '     """Maximum number of sequences\n-    per iteration."""\n'
