@@ -133,6 +133,26 @@ def test_a_condition_kept_inside_a_longer_one_is_not_paired_with_another_check()
         ("if config.backend is not None:", "if on_cpu():")]
 
 
+def test_a_condition_reworded_below_a_new_branch_is_not_paired_with_the_branch() -> None:
+    """`if "Old" in cfg.model.arch:` became `if "Old" in architectures:` below a new
+    `if any(a in NEW for a in architectures):`; position pairs the old test with the new
+    branch, which says the old dispatch was dropped."""
+    def conditions(kept: str) -> list[tuple[str, ...]]:
+        patch = (
+            "@@ -10,5 +10,8 @@ def init_speculator(config):\n"
+            '-    if "LiLiCorrDraftModel" in config.draft_model_config.architectures:\n'
+            "+    architectures = config.draft_model_config.architectures\n"
+            "+    if any(arch in XPRESS_ARCHITECTURES for arch in architectures):\n"
+            "+        return XPress(config)\n"
+            f"+    {kept}\n"
+            "         return LiLiCorr(config)\n"
+        )
+        return [d for k, _, d in _notes("vllm/spec_decode/init.py", patch) if k == "condition"]
+
+    assert conditions('if "LiLiCorrDraftModel" in architectures:') == []
+    assert conditions("if config.enabled:") != []
+
+
 def test_a_raise_moved_with_its_message_into_a_helper_is_still_raised() -> None:
     def raises(helper_message: str) -> list[str]:
         selector = ChangedFile(

@@ -9,7 +9,7 @@ Ids are a contract (docs/architecture.md); the words are rendering's
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -684,15 +684,17 @@ def _new_model_checklist(ctx: _Context) -> Risk | None:
     present = {f.filename for f in ctx.files if f.status != "removed"}
     # A registry change adds an entry unless its patch shows otherwise (a rename, a fix).
     registry_files = ctx.selected(rules.model_registry)
-    registry = [
-        f.filename
-        for f in ctx.files
-        if f.filename in present
-        and f.filename in registry_files
-        and (f.patch is None or _REGISTRY_ENTRY.search(f.patch))
-    ]
+    drafts = rules.settings.model_registry_draft_tables
+    changed_registry = [f for f in ctx.files
+                        if f.filename in present and f.filename in registry_files]
+    registry = [f.filename for f in changed_registry
+                if f.patch is None or _adds_servable_entry(f.patch, drafts)]
     model_files = ctx.selected(rules.model_files)
-    added_models = [
+    # A model file the registry files only as a draft architecture is one too: the
+    # registry's own patch says what the new file is.
+    only_drafts = bool(changed_registry) and not registry and any(
+        _adds_entry_under(f.patch or "", drafts) for f in changed_registry)
+    added_models = [] if only_drafts else [
         f.filename for f in ctx.files if f.status == "added" and f.filename in model_files
     ]
     if not (registry or added_models):
@@ -701,6 +703,27 @@ def _new_model_checklist(ctx: _Context) -> Risk | None:
     if not missing:
         return None
     return _risk("new-model-checklist", "medium", _files(missing), missing=tuple(missing))
+
+
+def _adds_servable_entry(patch: str, draft_tables: Sequence[str]) -> bool:
+    """Whether a registry patch adds an entry outside the draft tables: git names the
+    table a hunk sits in on its `@@` line (the nearest unindented line above it)."""
+    return any(_REGISTRY_ENTRY.search(hunk) for hunk in _hunks(patch, draft_tables, False))
+
+
+def _adds_entry_under(patch: str, draft_tables: Sequence[str]) -> bool:
+    return any(_REGISTRY_ENTRY.search(hunk) for hunk in _hunks(patch, draft_tables, True))
+
+
+def _hunks(patch: str, tables: Sequence[str], inside: bool) -> Iterator[str]:
+    """The hunks whose `@@` line names one of `tables` (inside) or none of them."""
+    for hunk in _HUNK_START.split(patch):
+        header = hunk.split("\n", 1)[0]
+        if any(table in header for table in tables) == inside:
+            yield hunk
+
+
+_HUNK_START = re.compile(r"(?m)^(?=@@)")
 
 
 def _perf_claim_without_numbers(ctx: _Context) -> Risk | None:

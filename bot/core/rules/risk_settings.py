@@ -227,6 +227,11 @@ class RiskSettings(BaseModel):
     model_registry_paths: list[str] = Field(
         default_factory=lambda: ["vllm/model_executor/models/registry.py"]
     )
+    # Registry tables whose entries are no servable model (a draft architecture for
+    # speculative decoding): an entry added there asks for no supported-models row.
+    model_registry_draft_tables: list[str] = Field(
+        default_factory=lambda: ["_SPECULATIVE_DECODING_MODELS"]
+    )
     model_file_paths: list[str] = Field(default_factory=lambda: ["vllm/model_executor/models/*.py"])
     new_model_required_files: list[str] = Field(
         default_factory=lambda: ["tests/models/registry.py", "docs/models/supported_models.md"]

@@ -327,6 +327,22 @@ def test_no_new_model_checklist_when_complete() -> None:
     assert "new-model-checklist" not in assess(pr(*files), CASES[22665]["body"])
 
 
+def test_a_draft_architecture_in_the_registry_is_no_new_served_model() -> None:
+    def registry(table: str) -> ChangedFile:
+        return ChangedFile(
+            filename="vllm/model_executor/models/registry.py", additions=1,
+            patch=(f"@@ -649,3 +649,4 @@ {table} = {{\n"
+                   '     "LlamaModel": ("llama", "LlamaForCausalLM"),\n'
+                   '+    "XModel": ("x_draft", "XForCausalLM"),\n'))
+    model = ChangedFile(filename="vllm/model_executor/models/x_draft.py", status="added",
+                        additions=40)
+    test = "tests/models/registry.py"
+    assert "new-model-checklist" not in assess(
+        pr(registry("_SPECULATIVE_DECODING_MODELS"), model, test))
+    risk = assess(pr(registry("_TEXT_GENERATION_MODELS"), model, test))["new-model-checklist"]
+    assert risk.evidence == ("docs/models/supported_models.md",)
+
+
 def test_modified_model_file_is_not_a_new_model() -> None:
     assert "new-model-checklist" not in assess(pr("vllm/model_executor/models/llama.py"))
 

@@ -234,13 +234,35 @@ def not_moved(notes: Sequence[StructureNote], files: Sequence[ChangedFile]
         if note.kind == "condition" and note.details:
             test = _CONDITION_TEST.sub("", note.details[0].strip())
             paired = note.details[-1].strip()
-            return bool(test) and test not in paired and any(
-                test in line for line in added.get(note.file, ()))
+            lines = added.get(note.file, ())
+            if bool(test) and test not in paired and any(test in line for line in lines):
+                return True
+            # The old test's own names in another new condition: it stayed, reworded
+            # (`if "X" in cfg.arch` -> `if "X" in architectures`), and a new branch was
+            # put before it, which position paired it with (judged wrong twice).
+            names = _names_of(note.details[0]) - _names_of(paired)
+            return bool(names) and any(
+                _CONDITION.match(line) and line != paired and names & _names_of(line)
+                for line in lines)
         if note.kind == "raise-removed":
             return any(message in everywhere for message in raised.get(note.file, ()))
         return False
 
     return tuple(n for n in notes if not stayed(n))
+
+
+_CONDITION = re.compile(r"(?:el)?if\b|while\b")
+# A name or a string a condition tests: long enough to be its own (`num_redundant_experts`,
+# "LiLiCorrDraftModel"), not `self`, `None` or `cfg`.
+_NAME = re.compile(r"""["'][\w.-]{6,}["']|[A-Za-z_]\w{7,}""")
+
+
+def _names_of(code: str) -> set[str]:
+    """The names and strings of a condition; a word a snippet cut (`arch…`) is not one."""
+    text = code.strip()
+    if text.endswith("…"):
+        text = re.sub(r"[\w.]*…$", "", text)
+    return {name.strip("\"'") for name in _NAME.findall(text)}
 
 
 # `if`/`elif`/`while` and the trailing colon: what is left is the test itself.
