@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from bot.core.facts import ChangedFile
 from bot.core.reading.specifics import StructureNote
-from bot.core.reading.structure.lines import RANK, SHOWN_ALL, is_test_file
+from bot.core.reading.structure.lines import RANK, SHOWN_ALL, is_test_file, snip
 from bot.core.reading.structure.new_names import guards_only_new_names
 from bot.core.reading.structure.notes import all_hunk_notes, hunk_notes
 from bot.core.reading.structure.pieces import Hunk, hunks_plain
@@ -209,10 +209,11 @@ def not_moved(notes: Sequence[StructureNote], files: Sequence[ChangedFile]
       gained a clause, and B is a new check beside it, not A's replacement (blind judges:
       a diff artifact; wrong where `if x.y is not None` became `if x is not None and
       x.y is not None`);
+    - the same, where another new condition tests A's own names or strings: A stayed,
+      reworded below a new branch that position paired it with;
     - "no longer raises E" where the PR adds the same raise, message and all, elsewhere:
       it moved into a helper the function now calls (judged wrong)."""
-    asked = {n.file for n in notes if n.kind == "condition" and n.details}
-    if not asked and not any(n.kind == "raise-removed" for n in notes):
+    if not any(n.kind in ("condition", "raise-removed") and n.details for n in notes):
         return tuple(notes)
     added: dict[str, list[str]] = {}
     raised: dict[str, list[str]] = {}  # file -> the messages of the raises it removes
@@ -237,12 +238,10 @@ def not_moved(notes: Sequence[StructureNote], files: Sequence[ChangedFile]
             lines = added.get(note.file, ())
             if bool(test) and test not in paired and any(test in line for line in lines):
                 return True
-            # The old test's own names in another new condition: it stayed, reworded
-            # (`if "X" in cfg.arch` -> `if "X" in architectures`), and a new branch was
-            # put before it, which position paired it with (judged wrong twice).
+            # (`if "X" in cfg.arch` -> `if "X" in architectures`: judged wrong twice)
             names = _names_of(note.details[0]) - _names_of(paired)
             return bool(names) and any(
-                _CONDITION.match(line) and line != paired and names & _names_of(line)
+                _CONDITION.match(line) and snip(line) != paired and names & _names_of(line)
                 for line in lines)
         if note.kind == "raise-removed":
             return any(message in everywhere for message in raised.get(note.file, ()))
